@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Benchmark Python's concurrency models under one pyperf Runner.
+
+Registers a matrix of workloads (encode, rotate, sleep) x concurrency models
+(sequential, threads-N, processes-N-chunk-C, asyncio, uvloop, asyncio-serial,
+hybrid-N) as ``<workload>/<model>`` benchmarks, in a fixed order. Each timed
+value is one batch; every batch's results are checked against the sequential
+reference outside the timed region, and a mismatch stops the run.
+
+    ./bench.py -o data.json
+    ./bench.py --preset quick --workload rotate --model 'threads-*' -o r.json
+    ./bench.py --list
+"""
+
+import argparse
+import atexit
+import fnmatch
+import os
+import sys
+import time
+import traceback
+
+import pyperf
+
+import models
+import workloads
+from presets import DEFAULT_PRESET, PRESETS
+from workloads.base import CheckError
+
+PROG = "bench.py"
+
+# Options that override a preset's workload parameters:
+# parameter -> (option, type, lowest, highest, help).
+WORKLOAD_OPTIONS = {
+    "items": ("--items", int, 1, 10_000_000, "items per batch"),
+    "seed": ("--seed", int, 0, 2**32 - 1, "seed of the generated inputs"),
+    "latency_ms": ("--latency-ms", float, 0.0, 60_000.0,
+                   "mean latency of an IO item, in ms"),
+    "jitter_ms": ("--jitter-ms", float, 0.0, 60_000.0,
+                  "latencies are drawn uniformly in latency +- jitter, in ms"),
+    "image_size": ("--image-size", int, 1, 8192,
+                   "width and height of rotate's images, in pixels"),
+    "rotations": ("--rotations", int, 1, 1000,
+                  "1-degree rotations per rotate item"),
+}
+# Options of ours that workers must receive too.
+FORWARDED = ["preset", "workload", "model"] + list(WORKLOAD_OPTIONS)
+
+
+def fail(message, status=2):
+    print("%s: error: %s" % (PROG, message), file=sys.stderr)
+    sys.exit(status)
+
+
+def bounded(kind, low, high, option):
+    def convert(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                "%s: %r is not a number" % (option, text)) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                "%s: %s is out of range [%s, %s]" % (option, text, low, high))
+        return value
+    return convert
+
+
+def add_options(parser):
+    group = parser.add_argument_group("concurrency benchmark")
+    group.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
+                       help="sizes and model lists (default: %(default)s)")
+    group.add_argument("--workload", metavar="NAME[,NAME...]",
+                       help="run only these workloads (%s)"
+                       % ", ".join(workloads.REGISTRY))
+    group.add_argument("--model", metavar="PATTERN[,PATTERN...]",
+                       help="run only the preset's models matching these glob "
+                       "patterns; a plain model name (threads-64) is run even "
+                       "if the preset lacks it")
+    group.add_argument("--list", action="store_true",
+                       help="print the benchmarks that would run, and exit")
+    for param, (option, kind, low, high, help_text) in WORKLOAD_OPTIONS.items():
+        group.add_argument(option, dest=param, type=bounded(kind, low, high, option),
+                           help=help_text + " (overrides the preset)")
+
+
+def forward_options(cmd, args):
+    """pyperf's add_cmdline_args: give workers the same matrix."""
+    for dest in FORWARDED:
+        value = getattr(args, dest)
+        if value is not None:
+            option = WORKLOAD_OPTIONS[dest][0] if dest in WORKLOAD_OPTIONS \
+                else "--" + dest
+            cmd.extend((option, str(value)))
+
+
+def preset_from_argv(argv):
+    """The preset decides pyperf's defaults, so read it before the Runner."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--preset", default=DEFAULT_PRESET)
+    known, _ = parser.parse_known_args(argv)
+    return PRESETS.get(known.preset, PRESETS[DEFAULT_PRESET])
+
+
+# -- the matrix -------------------------------------------------------------
+
+class Bench:
+    """One cell of the matrix: a workload run by a model."""
+
+    def __init__(self, workload, model):
+        self.workload = workload
+        self.model = model
+        self.name = "%s/%s" % (workload.name, model.name)
+        self._prepared = None
+
+    def metadata(self):
+        meta = self.workload.metadata()
+        meta.update(self.model.metadata())
+        meta["batch_check"] = ("every item's result equals the sequential "
+                               "reference, computed outside the timed region")
+        return meta
+
+    def prepare(self):
+        """Inputs, reference and reused pools: once per worker, not timed."""
+        if self._prepared is None:
+            items = self.workload.make_items()
+            reference = self.workload.reference(items)
+            sync_fn = self.workload.sync_function()
+            async_fn = self.workload.async_function()
+            self.model.open()
+            atexit.register(self.model.close)
+            self._prepared = (items, reference, sync_fn, async_fn)
+        return self._prepared
+
+
+def split(text):
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def select_models(bench_workload, preset_names, patterns):
+    """The preset's models, filtered by glob patterns, plus explicit names."""
+    preset_models = [models.parse(name) for name in preset_names]
+    if not patterns:
+        return preset_models
+    chosen = []
+    for pattern in patterns:
+        if any(char in pattern for char in "*?["):
+            chosen.extend(m for m in preset_models
+                          if fnmatch.fnmatchcase(m.name, pattern))
+        else:
+            chosen.append(models.parse(pattern))
+    # Keep the preset's order, then explicit models in the order given.
+    order = {m.name: i for i, m in enumerate(preset_models)}
+    unique = {}
+    for model in chosen:
+        unique.setdefault(model.name, model)
+    return sorted(unique.values(),
+                  key=lambda m: order.get(m.name, len(order)))
+
+
+def build_matrix(args):
+    preset = PRESETS[args.preset]
+    if args.workload:
+        names = split(args.workload)
+        unknown = [name for name in names if name not in workloads.REGISTRY]
+        if unknown or not names:
+            fail("unknown workload %r; workloads are: %s"
+                 % (",".join(unknown) or args.workload,
+                    ", ".join(workloads.REGISTRY)))
+        names = [name for name in workloads.REGISTRY if name in names]
+    else:
+        names = list(preset["workloads"])
+
+    classes = {name: workloads.get(name) for name in names}
+    for param, (option, *_rest) in WORKLOAD_OPTIONS.items():
+        if getattr(args, param) is None:
+            continue
+        if not any(param in cls.PARAMS for cls in classes.values()):
+            fail("%s does not apply to the selected workloads (%s)"
+                 % (option, ", ".join(names)))
+
+    patterns = split(args.model) if args.model else None
+    matrix = []
+    for name in names:
+        cls = classes[name]
+        params = dict(preset["workloads"].get(name, {}))
+        for param in WORKLOAD_OPTIONS:
+            value = getattr(args, param)
+            if value is not None and param in cls.PARAMS:
+                params[param] = value
+        try:
+            workload = cls(**params)
+            chosen = select_models(workload, preset["models"][name], patterns)
+        except ValueError as exc:   # ModelError included
+            fail(str(exc))
+        matrix.extend(Bench(workload, model) for model in chosen)
+
+    if patterns:
+        for pattern in patterns:
+            if not any(fnmatch.fnmatchcase(b.model.name, pattern) for b in matrix):
+                fail("model pattern %r matches no model of preset %r; its "
+                     "models are: %s" % (pattern, args.preset, ", ".join(
+                         sorted({m for n in names
+                                 for m in preset["models"][n]}))))
+    return matrix
+
+
+# -- the timed function (runs in pyperf workers) -----------------------------
+
+def time_batches(loops, bench):
+    items, reference, sync_fn, async_fn = bench.prepare()
+    run = bench.model.run
+    elapsed = 0.0
+    for _ in range(loops):
+        try:
+            start = time.perf_counter()
+            results = run(sync_fn, async_fn, items)
+            elapsed += time.perf_counter() - start
+            bench.workload.check(results, reference)
+        except CheckError as exc:
+            worker_fail("%s: result check failed: %s" % (bench.name, exc))
+        except Exception as exc:
+            traceback.print_exc()
+            worker_fail("%s: the batch raised %s: %s"
+                        % (bench.name, type(exc).__name__, exc))
+    return elapsed
+
+
+def worker_fail(message):
+    print("ERROR: %s" % message, file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+# -- metadata for every benchmark -------------------------------------------
+
+def suite_metadata(preset_name):
+    import importlib.metadata
+    import sysconfig
+
+    meta = {"preset": preset_name}
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
+        else "disabled"
+    meta["free_threaded_build"] = \
+        "yes" if sysconfig.get_config_var("Py_GIL_DISABLED") else "no"
+    for dist in ("pyperf", "Pillow", "uvloop", "psutil"):
+        try:
+            meta["%s_version" % dist.lower()] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return meta
+
+
+# -- progress in the master process -----------------------------------------
+
+def format_duration(seconds):
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return "%ds" % seconds
+    return "%dm%02ds" % divmod(seconds, 60)
+
+
+class Progress:
+    def __init__(self, total):
+        self.total = total
+        self.start = time.monotonic()
+
+    def show(self, index, name):
+        elapsed = time.monotonic() - self.start
+        if index:
+            remaining = elapsed / index * (self.total - index)
+            eta = ", about %s left" % format_duration(remaining)
+        else:
+            eta = ""
+        print("[%d/%d] %s (elapsed %s%s)"
+              % (index + 1, self.total, name, format_duration(elapsed), eta),
+              file=sys.stderr, flush=True)
+
+
+# -- main -------------------------------------------------------------------
+
+def check_output(args):
+    """Refuse before any benchmark runs, not after the last one."""
+    path = args.output
+    if not path:
+        return
+    if os.path.exists(path):
+        fail("%s already exists; choose another -o file, or use --append %s "
+             "to add to it" % (path, path))
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        fail("cannot write %s: directory %s does not exist" % (path, directory))
+    if not os.access(directory, os.W_OK):
+        fail("cannot write %s: directory %s is not writable" % (path, directory))
+
+
+def main():
+    preset = preset_from_argv(sys.argv[1:])
+    runner = pyperf.Runner(loops=1, add_cmdline_args=forward_options,
+                           **preset["runner"])
+    runner.argparser.prog = PROG
+    runner.argparser.error = lambda message: fail(message)
+    add_options(runner.argparser)
+
+    args = runner.argparser.parse_args()
+    if not args.worker:
+        check_output(args)
+    matrix = build_matrix(args)
+    if args.list:
+        for bench in matrix:
+            print(bench.name)
+        return
+    if not matrix:
+        fail("the selection is empty")
+
+    runner.parse_args()
+    runner.metadata.update(suite_metadata(args.preset))
+    progress = None if args.worker else Progress(len(matrix))
+    for index, bench in enumerate(matrix):
+        if progress:
+            progress.show(index, bench.name)
+        try:
+            runner.bench_time_func(bench.name, time_batches, bench,
+                                   metadata=bench.metadata())
+        except RuntimeError as exc:
+            # pyperf's master reports a worker that failed this way; the
+            # worker printed its own error above.
+            done = "; the %d completed benchmark(s) are in %s" % (
+                index, args.output) if args.output and index else ""
+            fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
+
+
+if __name__ == "__main__":
+    main()

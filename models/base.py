@@ -1,0 +1,126 @@
+"""The contract every concurrency model fulfils, and the event-loop helper.
+
+A model knows how to run a batch of items; it never looks inside them. It
+receives a picklable sync function, a coroutine function and the items, and
+returns one result per item, in item order.
+"""
+
+import asyncio
+import re
+
+LOOPS = ("asyncio", "uvloop")
+POOL_LIFETIMES = ("fresh", "reuse")
+
+
+class ModelError(ValueError):
+    """A model name that does not parse, or parameters out of range."""
+
+
+class Model:
+    family = ""
+    # OWNS matches every name of the family, malformed ones included; PATTERN
+    # matches the well-formed ones, whose named groups go to __init__; FORM
+    # describes them for error messages.
+    OWNS = None
+    PATTERN = None
+    FORM = ""
+    # What the timed region holds; recorded in metadata and in the README.
+    timed = ""
+
+    @classmethod
+    def parse(cls, name):
+        """Return a model for ``name``, None if it is another family's name.
+
+        Raise ModelError when the name is of this family but malformed.
+        """
+        if not re.fullmatch(cls.OWNS, name):
+            return None
+        match = re.fullmatch(cls.PATTERN, name)
+        if match is None:
+            raise ModelError("model %r: expected %s" % (name, cls.FORM))
+        try:
+            return cls(**{key: value for key, value in match.groupdict().items()
+                          if value is not None})
+        except ModelError as exc:
+            raise ModelError("model %r: %s" % (name, exc)) from None
+
+    @property
+    def name(self):
+        raise NotImplementedError
+
+    @property
+    def workers(self):
+        """How many items can be in progress at once (None: unbounded)."""
+        return 1
+
+    @property
+    def processes(self):
+        """How many processes run items (P in the ideal time)."""
+        return 1
+
+    def metadata(self):
+        return {"model": self.name, "model_family": self.family,
+                "timed": self.timed}
+
+    def libraries(self):
+        return []
+
+    def open(self):
+        """Create what outlives a batch (a reused pool); not timed."""
+
+    def close(self):
+        """Release what open() created."""
+
+    def run(self, sync_fn, async_fn, items):
+        raise NotImplementedError
+
+
+def positive(what, value):
+    value = int(value)
+    if value < 1:
+        raise ModelError("%s must be at least 1, not %d" % (what, value))
+    return value
+
+
+def new_loop(loop):
+    if loop == "uvloop":
+        import uvloop
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+def run_on_new_loop(loop, main):
+    """Run ``main()`` on a new event loop of kind ``loop`` and close it.
+
+    Mirrors asyncio.run() (remaining tasks cancelled, async generators and the
+    default executor shut down) for both loop kinds, on every Python version.
+    """
+    event_loop = new_loop(loop)
+    try:
+        asyncio.set_event_loop(event_loop)
+        return event_loop.run_until_complete(main())
+    finally:
+        try:
+            pending = asyncio.all_tasks(event_loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                event_loop.run_until_complete(
+                    asyncio.gather(*pending, return_exceptions=True))
+            event_loop.run_until_complete(event_loop.shutdown_asyncgens())
+            event_loop.run_until_complete(event_loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            event_loop.close()
+
+
+async def gather_items(async_fn, items, limit=None):
+    """Every item a task; at most ``limit`` in progress when one is given."""
+    if limit is None:
+        return await asyncio.gather(*(async_fn(item) for item in items))
+    semaphore = asyncio.Semaphore(limit)
+
+    async def limited(item):
+        async with semaphore:
+            return await async_fn(item)
+    return await asyncio.gather(*(limited(item) for item in items))

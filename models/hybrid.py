@@ -1,0 +1,54 @@
+"""hybrid-N: N threads, each running its own event loop over its share.
+
+seeds/000's threads + asyncio. Thread i takes items i, i+N, i+2N, ... and
+runs them as tasks on a new loop; results are put back in item order. The
+loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+from models.base import Model, gather_items, positive, run_on_new_loop
+
+
+class Hybrid(Model):
+    family = "hybrid"
+    OWNS = r"hybrid(-.*)?"
+    PATTERN = r"hybrid-(?P<threads>\d+)(?:-(?P<loop>uvloop))?"
+    FORM = "hybrid-N or hybrid-N-uvloop, N >= 1"
+    timed = ("creating the threads, one event loop per thread running its "
+             "share of the items as tasks, closing the loops, joining the threads")
+
+    def __init__(self, threads, loop="asyncio"):
+        self.threads = positive("the number of threads",
+                                threads)
+        self.loop = loop
+
+    @property
+    def name(self):
+        return "hybrid-%d%s" % (self.threads, "-uvloop" if self.loop == "uvloop" else "")
+
+    @property
+    def workers(self):
+        return None
+
+    def metadata(self):
+        meta = super().metadata()
+        meta.update(threads=self.threads, loop=self.loop)
+        return meta
+
+    def libraries(self):
+        return ["uvloop"] if self.loop == "uvloop" else []
+
+    def _run_share(self, async_fn, share):
+        return run_on_new_loop(self.loop, lambda: gather_items(async_fn, share))
+
+    def run(self, sync_fn, async_fn, items):
+        shares = [items[i::self.threads] for i in range(self.threads)]
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            futures = [pool.submit(self._run_share, async_fn, share)
+                       for share in shares]
+            share_results = [future.result() for future in futures]
+        results = [None] * len(items)
+        for i, share_result in enumerate(share_results):
+            results[i::self.threads] = share_result
+        return results

@@ -1,0 +1,18 @@
+"""sequential: one item after another in the calling thread; the reference."""
+
+from models.base import Model
+
+
+class Sequential(Model):
+    family = "sequential"
+    OWNS = r"sequential.*"
+    PATTERN = r"sequential"
+    FORM = "sequential"
+    timed = "running every item in turn"
+
+    @property
+    def name(self):
+        return "sequential"
+
+    def run(self, sync_fn, async_fn, items):
+        return [sync_fn(item) for item in items]

@@ -1,0 +1,94 @@
+"""The contract every workload fulfils, so any model can run any workload."""
+
+class CheckError(Exception):
+    """A batch's result differs from the sequential reference."""
+
+
+class Workload:
+    """One kind of work: seeded inputs, a sync and an async item, a batch check.
+
+    Subclasses set ``name``, ``kind`` ("cpu" or "io") and ``PARAMS``
+    (parameter name -> default, every one recorded in metadata).
+    """
+
+    name = ""
+    kind = ""
+    PARAMS = {}
+    # How the async form relates to the sync one; recorded in metadata.
+    async_form = "native coroutine"
+
+    def __init__(self, **params):
+        unknown = set(params) - set(self.PARAMS)
+        if unknown:
+            raise ValueError("%s: unknown parameter(s) %s"
+                             % (self.name, ", ".join(sorted(unknown))))
+        self.params = dict(self.PARAMS)
+        self.params.update(params)
+
+    # -- inputs -----------------------------------------------------------
+    def make_items(self):
+        """Return the batch's items, generated from the seed (not timed)."""
+        raise NotImplementedError
+
+    # -- the work ---------------------------------------------------------
+    def sync_function(self):
+        """Return a callable item -> result that process pools can pickle.
+
+        That means a module-level function, or functools.partial of one.
+        """
+        raise NotImplementedError
+
+    def async_function(self):
+        """Return a coroutine function item -> result.
+
+        The default, for CPU work, calls the sync item inside a coroutine,
+        as the seeds did.
+        """
+        sync = self.sync_function()
+
+        async def run_in_coroutine(item):
+            return sync(item)
+        return run_in_coroutine
+
+    # -- verification -----------------------------------------------------
+    def reference(self, items):
+        """Per-item results the batch must reproduce (not timed).
+
+        The default runs the sync item sequentially: the sequential reference.
+        """
+        sync = self.sync_function()
+        return [sync(item) for item in items]
+
+    def check(self, results, reference):
+        """Raise CheckError unless ``results`` equals ``reference`` item by item.
+
+        Returns a summary dict (items, failures, ...) for the run's figures.
+        """
+        if results is None:
+            raise CheckError("the model returned no results")
+        results = list(results)
+        if len(results) != len(reference):
+            raise CheckError("%d results for %d items: %d item(s) lost or added"
+                             % (len(results), len(reference),
+                                abs(len(reference) - len(results))))
+        differ = [i for i, (got, want) in enumerate(zip(results, reference))
+                  if got != want]
+        if differ:
+            raise CheckError("%d of %d item results differ from the sequential "
+                             "reference (first: item %d, got %r, expected %r)"
+                             % (len(differ), len(reference), differ[0],
+                                results[differ[0]], reference[differ[0]]))
+        return {"items": len(results), "failures": 0}
+
+    # -- description ------------------------------------------------------
+    def metadata(self):
+        meta = {"workload": self.name, "workload_kind": self.kind,
+                "async_form": self.async_form}
+        for key, value in self.params.items():
+            meta[key] = value
+        return meta
+
+    def libraries(self):
+        """Distribution names whose versions belong in the metadata."""
+        return []
+

@@ -1,0 +1,45 @@
+"""encode: pure-Python CPU work that holds the GIL (the experiment of seeds/000).
+
+Each item is a generated URL; the work is the total UTF-8 byte size of its
+characters, encoded one character at a time. Query parts start at 26
+characters and double up to 1,664, then restart. Queries mix in non-ASCII
+characters, so byte sizes differ from lengths and a lost or miscounted
+character shows in the total.
+"""
+
+import random
+
+from workloads.base import Workload
+
+QUERY_LENGTHS = (26, 52, 104, 208, 416, 832, 1664)
+# ASCII letters plus characters of 2, 3 and 4 UTF-8 bytes.
+ALPHABET = ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
+            "\u00e9\u00df\u00f1\u00fc\u4e2d\u6587\u20ac\U0001F600")
+
+
+def encoded_size(url):
+    return sum(len(char.encode("utf-8")) for char in url)
+
+
+class Encode(Workload):
+    name = "encode"
+    kind = "cpu"
+    PARAMS = {"items": 10_000, "seed": 1}
+    async_form = "sync item called inside a coroutine"
+
+    def sync_function(self):
+        return encoded_size
+
+    def make_items(self):
+        rnd = random.Random(self.params["seed"])
+        urls = []
+        for index in range(self.params["items"]):
+            length = QUERY_LENGTHS[index % len(QUERY_LENGTHS)]
+            query = "".join(rnd.choices(ALPHABET, k=length))
+            urls.append("https://example.com/item/%d?q=%s" % (index, query))
+        return urls
+
+    def reference(self, items):
+        # Independent of the per-character loop being measured: the codec
+        # encodes the whole string at once, and must agree with it.
+        return [len(url.encode("utf-8")) for url in items]
