@@ -34,15 +34,15 @@ PRESETS = {
     "default": {
         "runner": {"processes": 3, "values": 3, "warmups": 1},
         "workloads": {
-            "encode": {"items": 10_000},
-            "rotate": {"items": 64, "image_size": 512},
+            "encode": {"items": 5_000},
+            "rotate": {"items": 64, "image_size": 384},
             "sleep": {"items": 50, "latency_ms": 20.0, "jitter_ms": 10.0},
         },
         "models": {
             "encode": ["sequential", "threads-2", "threads-4", "threads-8",
-                       "threads-4-reuse", "processes-1-chunk-250",
-                       "processes-2-chunk-250", "processes-4-chunk-250",
-                       "processes-2-chunk-10", "processes-2-chunk-250-reuse",
+                       "threads-4-reuse", "processes-1-chunk-125",
+                       "processes-2-chunk-125", "processes-4-chunk-125",
+                       "processes-2-chunk-10", "processes-2-chunk-125-reuse",
                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
                        "hybrid-4"],
             "rotate": ["sequential", "threads-2", "threads-4", "threads-8",

@@ -24,7 +24,7 @@ def encoded_size(url):
 class Encode(Workload):
     name = "encode"
     kind = "cpu"
-    PARAMS = {"items": 10_000, "seed": 1}
+    PARAMS = {"items": 5_000, "seed": 1}
     async_form = "sync item called inside a coroutine"
 
     def sync_function(self):

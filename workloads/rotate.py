@@ -21,7 +21,7 @@ def rotate_image(image, rotations=10, degrees=1):
 class Rotate(Workload):
     name = "rotate"
     kind = "cpu"
-    PARAMS = {"items": 64, "seed": 1, "image_size": 512, "rotations": 10}
+    PARAMS = {"items": 64, "seed": 1, "image_size": 384, "rotations": 10}
     async_form = "sync item called inside a coroutine"
 
     def make_items(self):

@@ -1,0 +1,168 @@
+"""bench.py end to end: JSON that pyperf reads, stable names, bad input."""
+
+import json
+import sys
+
+import pyperf
+import pytest
+
+from conftest import TINY_RUNNER, run, run_bench
+
+TINY_SIZES = ["--items", "6", "--latency-ms", "2", "--jitter-ms", "1",
+              "--image-size", "64", "--rotations", "2"]
+SELECTION = ["--preset", "quick", "--workload", "encode,rotate,sleep",
+             "--model", "sequential,threads-2,processes-2-chunk-2,asyncio,"
+             "uvloop,asyncio-serial,hybrid-2"]
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bench")
+    outputs = []
+    for name in ("a.json", "b.json"):
+        proc = run_bench(SELECTION + TINY_SIZES + TINY_RUNNER + ["-o", name], tmp)
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(tmp / name)
+    return tmp, outputs
+
+
+def test_json_is_read_by_pyperf(two_runs):
+    tmp, (a, b) = two_runs
+    suite = pyperf.BenchmarkSuite.load(str(a))
+    names = suite.get_benchmark_names()
+    assert len(names) == 21
+    assert "rotate/processes-2-chunk-2" in names
+    assert "sleep/uvloop" in names
+    for command in (["show", a], ["stats", a], ["compare_to", a, b]):
+        proc = run(["-m", "pyperf"] + command, tmp)
+        assert proc.returncode == 0, proc.stderr
+        assert "encode/hybrid-2" in proc.stdout
+
+
+def test_same_selection_same_names_same_order(two_runs):
+    tmp, (a, b) = two_runs
+    names_a = pyperf.BenchmarkSuite.load(str(a)).get_benchmark_names()
+    names_b = pyperf.BenchmarkSuite.load(str(b)).get_benchmark_names()
+    assert names_a == names_b
+    listed = run_bench(SELECTION + TINY_SIZES + ["--list"], tmp)
+    assert listed.returncode == 0
+    assert listed.stdout.split() == names_a
+
+
+def test_metadata_describes_the_benchmark(two_runs):
+    tmp, (a, _) = two_runs
+    suite = pyperf.BenchmarkSuite.load(str(a))
+    meta = suite.get_benchmark("rotate/processes-2-chunk-2").get_metadata()
+    assert meta["workload"] == "rotate"
+    assert meta["items"] == 6
+    assert meta["image_size"] == 64
+    assert meta["rotations"] == 2
+    assert meta["seed"] == 1
+    assert meta["model"] == "processes-2-chunk-2"
+    assert meta["processes"] == 2
+    assert meta["chunk_size"] == 2
+    assert meta["start_method"] in ("fork", "spawn")
+    assert meta["pool_lifetime"] == "fresh"
+    assert meta["async_form"] == "sync item called inside a coroutine"
+    assert "creating the process pool" in meta["timed"]
+    assert meta["gil"] in ("enabled", "disabled")
+    assert meta["preset"] == "quick"
+    assert meta["pillow_version"]
+    uv = suite.get_benchmark("sleep/uvloop").get_metadata()
+    assert uv["loop"] == "uvloop" and uv["async_form"] == "native coroutine"
+    assert uv["uvloop_version"]
+
+
+def test_progress_line_with_estimate(tmp_path):
+    proc = run_bench(["--preset", "quick", "--workload", "sleep", "--model",
+                      "sequential,asyncio"] + TINY_SIZES[:6] + TINY_RUNNER,
+                     tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[1/2] sleep/sequential" in proc.stderr
+    assert "[2/2] sleep/asyncio" in proc.stderr
+    assert "left)" in proc.stderr
+
+
+def test_list_of_presets_and_globs(tmp_path):
+    quick = run_bench(["--preset", "quick", "--list"], tmp_path)
+    default = run_bench(["--list"], tmp_path)
+    assert quick.returncode == default.returncode == 0
+    names = quick.stdout.split()
+    families = {"sequential", "threads", "processes", "asyncio", "uvloop",
+                "asyncio-serial", "hybrid"}
+    for workload in ("encode", "rotate", "sleep"):
+        seen = {name.split("/")[1] for name in names if name.startswith(workload)}
+        seen = {m if m in ("asyncio", "uvloop", "asyncio-serial", "sequential")
+                else m.split("-")[0] for m in seen}
+        assert seen == families, (workload, seen)
+    assert len(default.stdout.split()) > len(names)
+    threads = run_bench(["--list", "--model", "threads-*", "--workload", "rotate"],
+                        tmp_path)
+    assert threads.returncode == 0
+    assert threads.stdout.split() == [
+        "rotate/threads-2", "rotate/threads-4", "rotate/threads-8",
+        "rotate/threads-4-reuse"]
+    extra = run_bench(["--list", "--model", "sequential,threads-64",
+                       "--workload", "sleep"], tmp_path)
+    assert extra.stdout.split() == ["sleep/sequential", "sleep/threads-64"]
+
+
+BAD_INPUTS = [
+    (["--workload", "nope"], "unknown workload 'nope'; workloads are: encode, rotate, sleep"),
+    (["--model", "fibers"], "unknown model 'fibers'"),
+    (["--model", "threads-0"], "the number of threads must be at least 1"),
+    (["--model", "processes--1"], "expected processes-N-chunk-C"),
+    (["--model", "processes-2-chunk-0"], "the chunk size must be at least 1"),
+    (["--model", "zzz*"], "model pattern 'zzz*' matches no model"),
+    (["--preset", "huge"], "invalid choice: 'huge'"),
+    (["--items", "0"], "--items: 0 is out of range"),
+    (["--items", "-5"], "--items: -5 is out of range"),
+    (["--items", "many"], "--items: 'many' is not a number"),
+    (["--latency-ms", "1e9", "--workload", "sleep"], "--latency-ms: 1e9 is out of range"),
+    (["--workload", "encode", "--latency-ms", "5"],
+     "--latency-ms does not apply to the selected workloads (encode)"),
+    (["--workload", "sleep", "--latency-ms", "5", "--jitter-ms", "9"],
+     "jitter (9 ms) must be between 0 and the latency (5 ms)"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_INPUTS)
+def test_bad_input_one_line_exit_2(tmp_path, args, message):
+    proc = run_bench(args + ["-o", "out.json"], tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("bench.py: error: ")
+    assert message in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_existing_output_is_refused_and_kept(tmp_path):
+    out = tmp_path / "data.json"
+    out.write_text("precious")
+    proc = run_bench(["--workload", "sleep", "--model", "asyncio"]
+                     + TINY_SIZES[:6] + TINY_RUNNER + ["-o", out], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "bench.py: error: %s already exists; choose another -o file, or use "
+        "--append %s to add to it" % (out, out))
+    assert out.read_text() == "precious"
+
+
+def test_failed_check_stops_the_benchmark_loudly(capsys):
+    import bench
+    import models
+    import workloads
+
+    class LosesAnItem(models.FAMILIES[0]):
+        def run(self, sync_fn, async_fn, items):
+            return super().run(sync_fn, async_fn, items)[1:]
+
+    workload = workloads.get("sleep")(items=5, latency_ms=1.0, jitter_ms=0.0)
+    cell = bench.Bench(workload, LosesAnItem())
+    with pytest.raises(SystemExit) as exit_info:
+        bench.time_batches(1, cell)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert "ERROR: sleep/sequential: result check failed: 4 results for 5 items" in err

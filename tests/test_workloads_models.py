@@ -1,0 +1,174 @@
+"""Every workload under every model family returns a verified result."""
+
+import time
+
+import pytest
+
+import models
+import workloads
+from workloads.base import CheckError
+
+TINY = {
+    "encode": {"items": 30},
+    "rotate": {"items": 4, "image_size": 64, "rotations": 3},
+    "sleep": {"items": 12, "latency_ms": 2.0, "jitter_ms": 1.0},
+}
+
+MODELS = [
+    "sequential",
+    "threads-3",
+    "threads-2-reuse",
+    "processes-2-chunk-2",
+    "processes-2-chunk-1-reuse",
+    "processes-1-chunk-3-spawn",
+    "asyncio",
+    "uvloop",
+    "asyncio-limit-2",
+    "asyncio-serial",
+    "uvloop-serial",
+    "hybrid-2",
+    "hybrid-5-uvloop",
+]
+
+
+def make(workload_name):
+    workload = workloads.get(workload_name)(**TINY[workload_name])
+    items = workload.make_items()
+    return workload, items, workload.reference(items)
+
+
+def run_model(model, workload, items):
+    model.open()
+    try:
+        return model.run(workload.sync_function(), workload.async_function(), items)
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize("workload_name", sorted(TINY))
+@pytest.mark.parametrize("model_name", MODELS)
+def test_model_runs_workload_verified(workload_name, model_name):
+    workload, items, reference = make(workload_name)
+    model = models.parse(model_name)
+    assert model.name == model_name
+    results = run_model(model, workload, items)
+    summary = workload.check(results, reference)
+    assert summary["items"] == len(items) == TINY[workload_name]["items"]
+    assert summary["failures"] == 0
+
+
+def test_inputs_are_seeded_and_differ_by_seed():
+    for name, params in TINY.items():
+        cls = workloads.get(name)
+        first = cls(**params).make_items()
+        again = cls(**params).make_items()
+        other = cls(**dict(params, seed=2)).make_items()
+        if name == "rotate":
+            first, again, other = ([im.tobytes() for im in x]
+                                   for x in (first, again, other))
+        assert first == again
+        assert first != other
+
+
+def test_encode_counts_bytes_not_characters():
+    workload, items, reference = make("encode")
+    assert sum(reference) > sum(len(url) for url in items)
+    lengths = [len(url.partition("?q=")[2]) for url in workload.make_items()]
+    assert lengths[:8] == [26, 52, 104, 208, 416, 832, 1664, 26]
+    # The item function and the independent reference agree.
+    fn = workload.sync_function()
+    assert [fn(url) for url in items] == reference
+
+
+def test_rotate_result_is_a_digest_of_rotated_pixels():
+    workload, items, reference = make("rotate")
+    assert len(set(reference)) == len(items)
+    # Rotating changes the pixels: the digest is not of the input.
+    import hashlib
+    unrotated = hashlib.blake2b(items[0].tobytes(), digest_size=16).hexdigest()
+    assert reference[0] != unrotated
+
+
+class Dropping(models.FAMILIES[0]):
+    """Sequential, but loses the last item."""
+
+    def run(self, sync_fn, async_fn, items):
+        return super().run(sync_fn, async_fn, items)[:-1]
+
+
+class Corrupting(models.FAMILIES[0]):
+    """Sequential, but one item's result is wrong."""
+
+    def run(self, sync_fn, async_fn, items):
+        results = super().run(sync_fn, async_fn, items)
+        results[len(results) // 2] = "corrupt"
+        return results
+
+
+class Reordering(models.FAMILIES[0]):
+    def run(self, sync_fn, async_fn, items):
+        return list(reversed(super().run(sync_fn, async_fn, items)))
+
+
+@pytest.mark.parametrize("workload_name", sorted(TINY))
+@pytest.mark.parametrize("broken", [Dropping, Corrupting, Reordering])
+def test_broken_model_is_caught(workload_name, broken):
+    workload, items, reference = make(workload_name)
+    results = broken().run(workload.sync_function(), workload.async_function(),
+                           items)
+    with pytest.raises(CheckError):
+        workload.check(results, reference)
+
+
+def failing_item(item):
+    if item == 3:
+        raise ValueError("item 3 is bad")
+    return item
+
+
+async def async_failing_item(item):
+    return failing_item(item)
+
+
+@pytest.mark.parametrize("model_name", MODELS)
+def test_exception_in_an_item_is_not_swallowed(model_name):
+    model = models.parse(model_name)
+    model.open()
+    try:
+        with pytest.raises(ValueError, match="item 3 is bad"):
+            model.run(failing_item, async_failing_item, list(range(8)))
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize("model_name", ["threads-8", "processes-4-chunk-1",
+                                        "asyncio", "uvloop", "hybrid-2",
+                                        "hybrid-4-uvloop", "asyncio-limit-8"])
+def test_concurrent_models_overlap_io(model_name):
+    """Guards against "concurrent" code that runs items one by one.
+
+    The sleep batch is bound by latency, so the ratio is robust on a busy
+    machine: a concurrent model must take well under half the sequential time.
+    """
+    workload = workloads.get("sleep")(items=16, latency_ms=25.0, jitter_ms=0.0)
+    items = workload.make_items()
+    timings = {}
+    for name in ("sequential", model_name):
+        model = models.parse(name)
+        start = time.perf_counter()
+        run_model(model, workload, items)
+        timings[name] = time.perf_counter() - start
+    assert timings[model_name] < timings["sequential"] / 2, timings
+
+
+@pytest.mark.parametrize("name, message", [
+    ("threads-0", "the number of threads must be at least 1"),
+    ("processes--1", "expected processes-N-chunk-C"),
+    ("processes-2-chunk-0", "the chunk size must be at least 1"),
+    ("asyncio-limit-0", "the concurrency limit must be at least 1"),
+    ("hybrid-0", "the number of threads must be at least 1"),
+    ("fibers-4", "unknown model"),
+])
+def test_malformed_model_names(name, message):
+    with pytest.raises(models.ModelError, match=message):
+        models.parse(name)
