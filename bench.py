@@ -19,8 +19,11 @@ import os
 import sys
 import time
 import traceback
+import urllib.parse
 
 import pyperf
+
+import metrics
 
 import models
 import workloads
@@ -30,21 +33,32 @@ from workloads.base import CheckError
 PROG = "bench.py"
 
 # Options that override a preset's workload parameters:
-# parameter -> (option, type, lowest, highest, help).
+# parameter -> (option, converter arguments, help).
 WORKLOAD_OPTIONS = {
-    "items": ("--items", int, 1, 10_000_000, "items per batch"),
-    "seed": ("--seed", int, 0, 2**32 - 1, "seed of the generated inputs"),
-    "latency_ms": ("--latency-ms", float, 0.0, 60_000.0,
+    "items": ("--items", (int, 1, 10_000_000), "items per batch"),
+    "seed": ("--seed", (int, 0, 2**32 - 1), "seed of the generated inputs"),
+    "latency_ms": ("--latency-ms", (float, 0.0, 60_000.0),
                    "mean latency of an IO item, in ms"),
-    "jitter_ms": ("--jitter-ms", float, 0.0, 60_000.0,
+    "jitter_ms": ("--jitter-ms", (float, 0.0, 60_000.0),
                   "latencies are drawn uniformly in latency +- jitter, in ms"),
-    "image_size": ("--image-size", int, 1, 8192,
+    "image_size": ("--image-size", (int, 1, 8192),
                    "width and height of rotate's images, in pixels"),
-    "rotations": ("--rotations", int, 1, 1000,
+    "rotations": ("--rotations", (int, 1, 1000),
                   "1-degree rotations per rotate item"),
+    "size_bytes": ("--size-bytes", (int, 0, 100 * 1024 * 1024),
+                   "size of each HTTP response, in bytes"),
+    "timeout_s": ("--http-timeout", (float, 0.001, 3600.0),
+                  "timeout of each HTTP request, in seconds"),
+    "http_client": ("--http-client", ("requests+aiohttp", "httpx"),
+                    "HTTP client libraries: requests for sync models and aiohttp "
+                    "for async ones, or httpx for both"),
+    "keepalive": ("--keepalive", ("on", "off"),
+                  "reuse HTTP connections, or open one per request"),
+    "endpoint": ("--http-endpoint", ("work", "httpbin"),
+                 "the load server's /work, or httpbin's /delay and /bytes"),
 }
 # Options of ours that workers must receive too.
-FORWARDED = ["preset", "workload", "model"] + list(WORKLOAD_OPTIONS)
+FORWARDED = ["preset", "workload", "model", "server_url"] + list(WORKLOAD_OPTIONS)
 
 
 def fail(message, status=2):
@@ -52,7 +66,17 @@ def fail(message, status=2):
     sys.exit(status)
 
 
-def bounded(kind, low, high, option):
+def converter(spec, option):
+    """A type for argparse: a number within bounds, or one of some words."""
+    if isinstance(spec[0], str):
+        def convert(text):
+            if text not in spec:
+                raise argparse.ArgumentTypeError(
+                    "%s: %r is not one of %s" % (option, text, ", ".join(spec)))
+            return text
+        return convert
+    kind, low, high = spec
+
     def convert(text):
         try:
             value = kind(text)
@@ -64,6 +88,14 @@ def bounded(kind, low, high, option):
                 "%s: %s is out of range [%s, %s]" % (option, text, low, high))
         return value
     return convert
+
+
+def server_url(text):
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            "--server-url: %r is not an http:// or https:// URL with a host" % text)
+    return text.rstrip("/")
 
 
 def add_options(parser):
@@ -79,8 +111,12 @@ def add_options(parser):
                        "if the preset lacks it")
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
-    for param, (option, kind, low, high, help_text) in WORKLOAD_OPTIONS.items():
-        group.add_argument(option, dest=param, type=bounded(kind, low, high, option),
+    group.add_argument("--server-url", type=server_url, metavar="URL",
+                       help="run the http workload against this server (python "
+                       "-m servers on another machine, or an httpbin) instead of "
+                       "starting the local one")
+    for param, (option, spec, help_text) in WORKLOAD_OPTIONS.items():
+        group.add_argument(option, dest=param, type=converter(spec, option),
                            help=help_text + " (overrides the preset)")
 
 
@@ -90,7 +126,7 @@ def forward_options(cmd, args):
         value = getattr(args, dest)
         if value is not None:
             option = WORKLOAD_OPTIONS[dest][0] if dest in WORKLOAD_OPTIONS \
-                else "--" + dest
+                else "--" + dest.replace("_", "-")
             cmd.extend((option, str(value)))
 
 
@@ -111,6 +147,7 @@ class Bench:
         self.workload = workload
         self.model = model
         self.name = "%s/%s" % (workload.name, model.name)
+        self.warned = False
         self._prepared = None
 
     def metadata(self):
@@ -184,6 +221,8 @@ def build_matrix(args):
     for name in names:
         cls = classes[name]
         params = dict(preset["workloads"].get(name, {}))
+        if "server_url" in cls.PARAMS and args.server_url:
+            params["server_url"] = args.server_url
         for param in WORKLOAD_OPTIONS:
             value = getattr(args, param)
             if value is not None and param in cls.PARAMS:
@@ -209,20 +248,32 @@ def build_matrix(args):
 
 def time_batches(loops, bench):
     items, reference, sync_fn, async_fn = bench.prepare()
+    workload = bench.workload
     run = bench.model.run
     elapsed = 0.0
     for _ in range(loops):
         try:
+            before = workload.before_batch()
             start = time.perf_counter()
             results = run(sync_fn, async_fn, items)
-            elapsed += time.perf_counter() - start
-            bench.workload.check(results, reference)
+            batch_time = time.perf_counter() - start
+            elapsed += batch_time
+            figures = workload.check(results, reference)
+            figures.update(workload.after_batch(before, batch_time))
         except CheckError as exc:
             worker_fail("%s: result check failed: %s" % (bench.name, exc))
         except Exception as exc:
             traceback.print_exc()
             worker_fail("%s: the batch raised %s: %s"
                         % (bench.name, type(exc).__name__, exc))
+        busy = figures.pop("server_busy", 0.0)
+        if busy > workload.SERVER_BUSY_LIMIT and not bench.warned:
+            bench.warned = True
+            print("WARNING: %s: the server used %.0f%% of a CPU during the batch; "
+                  "it may have been the bottleneck (flagged in the results)"
+                  % (bench.name, busy * 100), file=sys.stderr, flush=True)
+        figures["timed_seconds"] = batch_time
+        metrics.record(figures)
     return elapsed
 
 
@@ -277,6 +328,61 @@ class Progress:
               file=sys.stderr, flush=True)
 
 
+# -- the load server and descriptors (master process) -----------------------
+
+def raise_nofile_limit():
+    """Raise the soft limit on open files to the hard one; return the hard one."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return None if hard == resource.RLIM_INFINITY else hard
+
+
+def check_descriptors(matrix, hard_limit):
+    """Say before starting when a model needs more sockets than allowed."""
+    if hard_limit is None:
+        return
+    for bench in matrix:
+        if bench.workload.kind != "io" or "server_url" not in bench.workload.params:
+            continue
+        items = bench.workload.params["items"]
+        in_flight = min(items, bench.model.workers or items)
+        if bench.model.processes > 1:
+            in_flight = min(items, bench.model.processes)
+        needed = in_flight + 64
+        if needed > hard_limit:
+            fail("%s keeps up to %d connections open, but the hard limit on open "
+                 "files is %d; raise it (ulimit -Hn, or limits.conf) or lower the "
+                 "concurrency" % (bench.name, in_flight, hard_limit))
+
+
+def check_server(url):
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/get", timeout=5):
+            pass
+    except urllib.error.HTTPError:
+        pass    # it answers; the workload counts what it answers
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        fail("--server-url %s does not answer: %s" % (url, reason))
+
+
+def stop_on_sigterm():
+    """Turn SIGTERM into SystemExit so that exit handlers stop the server."""
+    import signal
+
+    def handler(signum, frame):
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
 # -- main -------------------------------------------------------------------
 
 def check_output(args):
@@ -303,6 +409,7 @@ def main():
     add_options(runner.argparser)
 
     args = runner.argparser.parse_args()
+    hard_limit = raise_nofile_limit()
     if not args.worker:
         check_output(args)
     matrix = build_matrix(args)
@@ -314,6 +421,24 @@ def main():
         fail("the selection is empty")
 
     runner.parse_args()
+    enable_run_figures(runner.args)
+    if not args.worker:
+        check_descriptors(matrix, hard_limit)
+        if any("server_url" in b.workload.params for b in matrix):
+            if args.server_url:
+                check_server(args.server_url)
+            else:
+                stop_on_sigterm()
+                from servers.process import LocalServer
+                server = LocalServer()
+                try:
+                    url = server.start()
+                except RuntimeError as exc:
+                    fail(str(exc), status=1)
+                atexit.register(server.stop)
+                # Workers receive the URL through forward_options.
+                runner.args.server_url = args.server_url = url
+                matrix = build_matrix(args)
     runner.metadata.update(suite_metadata(args.preset))
     progress = None if args.worker else Progress(len(matrix))
     for index, bench in enumerate(matrix):
@@ -328,6 +453,19 @@ def main():
             done = "; the %d completed benchmark(s) are in %s" % (
                 index, args.output) if args.output and index else ""
             fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
+
+
+def enable_run_figures(args):
+    """Per-run figures (metrics.py) are on by default, through pyperf's hook."""
+    from pyperf._hooks import get_hook_names
+
+    if "concbench" not in (args.hook or []):
+        if "concbench" in set(get_hook_names()):
+            args.hook = list(args.hook or []) + ["concbench"]
+        elif not args.worker:
+            print("WARNING: the concbench pyperf hook is not installed (pip "
+                  "install -e .), so runs carry no per-run figures",
+                  file=sys.stderr)
 
 
 if __name__ == "__main__":

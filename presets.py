@@ -21,6 +21,7 @@ PRESETS = {
             "encode": {"items": 700},
             "rotate": {"items": 16, "image_size": 128},
             "sleep": {"items": 20, "latency_ms": 5.0, "jitter_ms": 2.0},
+            "http": {"items": 60, "latency_ms": 5.0, "size_bytes": 1024},
         },
         "models": {
             "encode": ["sequential", "threads-2", "processes-2-chunk-50",
@@ -29,6 +30,8 @@ PRESETS = {
                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
             "sleep": ["sequential", "threads-4", "processes-2-chunk-1",
                       "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+            "http": ["sequential", "threads-8", "processes-2-chunk-1",
+                     "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
         },
     },
     "default": {
@@ -37,6 +40,7 @@ PRESETS = {
             "encode": {"items": 5_000},
             "rotate": {"items": 64, "image_size": 384},
             "sleep": {"items": 50, "latency_ms": 20.0, "jitter_ms": 10.0},
+            "http": {"items": 200, "latency_ms": 10.0, "size_bytes": 1024},
         },
         "models": {
             "encode": ["sequential", "threads-2", "threads-4", "threads-8",
@@ -56,6 +60,11 @@ PRESETS = {
                       "processes-8-chunk-1", "asyncio", "uvloop",
                       "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
                       "hybrid-2", "hybrid-4"],
+            "http": ["sequential", "threads-8", "threads-32", "threads-100",
+                     "threads-32-reuse", "processes-2-chunk-1",
+                     "processes-8-chunk-5", "asyncio", "uvloop",
+                     "asyncio-limit-32", "asyncio-serial", "hybrid-2",
+                     "hybrid-4"],
         },
     },
     "full": {
@@ -65,6 +74,9 @@ PRESETS = {
             "rotate": {"items": 64, "image_size": 1024},
             # seeds/003: 50 items with random 0 to 0.66 s latency.
             "sleep": {"items": 50, "latency_ms": 330.0, "jitter_ms": 330.0},
+            # seeds/000: ~100-180 ms per request, 1-2 KB bodies.
+            "http": {"items": 2000, "latency_ms": 140.0, "jitter_ms": 40.0,
+                     "size_bytes": 1500},
         },
         "models": {
             "encode": (["sequential"]
@@ -89,6 +101,12 @@ PRESETS = {
                          "uvloop-limit-8", "asyncio-serial", "uvloop-serial"]
                       + ["hybrid-%d" % n for n in (2, 4, 10, 50)]
                       + ["hybrid-4-uvloop"]),
+            "http": (["sequential"]
+                     + ["threads-%d" % n for n in (10, 100, 1000)]
+                     + ["processes-%d-chunk-10" % n for n in (2, 8, 32)]
+                     + ["asyncio", "uvloop", "asyncio-limit-100",
+                        "uvloop-limit-100", "asyncio-serial"]
+                     + ["hybrid-%d" % n for n in (10, 100, 1000)]),
         },
     },
 }

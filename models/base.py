@@ -89,16 +89,27 @@ def new_loop(loop):
     return asyncio.new_event_loop()
 
 
-def run_on_new_loop(loop, main):
+def run_on_new_loop(loop, async_fn, main):
     """Run ``main()`` on a new event loop of kind ``loop`` and close it.
 
     Mirrors asyncio.run() (remaining tasks cancelled, async generators and the
     default executor shut down) for both loop kinds, on every Python version.
+    If ``async_fn`` has a ``close_loop`` coroutine method (a client session
+    opened per loop), it is awaited after ``main()``, on the same loop.
     """
+    close_loop = getattr(async_fn, "close_loop", None)
+
+    async def main_then_close():
+        try:
+            return await main()
+        finally:
+            if close_loop is not None:
+                await close_loop()
+
     event_loop = new_loop(loop)
     try:
         asyncio.set_event_loop(event_loop)
-        return event_loop.run_until_complete(main())
+        return event_loop.run_until_complete(main_then_close())
     finally:
         try:
             pending = asyncio.all_tasks(event_loop)

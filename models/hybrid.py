@@ -40,7 +40,8 @@ class Hybrid(Model):
         return ["uvloop"] if self.loop == "uvloop" else []
 
     def _run_share(self, async_fn, share):
-        return run_on_new_loop(self.loop, lambda: gather_items(async_fn, share))
+        return run_on_new_loop(self.loop, async_fn,
+                               lambda: gather_items(async_fn, share))
 
     def run(self, sync_fn, async_fn, items):
         shares = [items[i::self.threads] for i in range(self.threads)]

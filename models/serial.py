@@ -34,4 +34,5 @@ class Serial(Model):
         return ["uvloop"] if self.loop == "uvloop" else []
 
     def run(self, sync_fn, async_fn, items):
-        return run_on_new_loop(self.loop, lambda: await_in_turn(async_fn, items))
+        return run_on_new_loop(self.loop, async_fn,
+                               lambda: await_in_turn(async_fn, items))

@@ -39,5 +39,5 @@ class Tasks(Model):
         return ["uvloop"] if self.loop == "uvloop" else []
 
     def run(self, sync_fn, async_fn, items):
-        return run_on_new_loop(self.loop,
+        return run_on_new_loop(self.loop, async_fn,
                                lambda: gather_items(async_fn, items, self.limit))

@@ -54,7 +54,7 @@ def test_metadata_describes_the_benchmark(two_runs):
     suite = pyperf.BenchmarkSuite.load(str(a))
     meta = suite.get_benchmark("rotate/processes-2-chunk-2").get_metadata()
     assert meta["workload"] == "rotate"
-    assert meta["items"] == 6
+    assert meta["items_per_batch"] == 6
     assert meta["image_size"] == 64
     assert meta["rotations"] == 2
     assert meta["seed"] == 1

@@ -10,6 +10,7 @@ REGISTRY = {
     "encode": "workloads.encode:Encode",
     "rotate": "workloads.rotate:Rotate",
     "sleep": "workloads.sleep:Sleep",
+    "http": "workloads.http:Http",
 }
 
 

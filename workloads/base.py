@@ -16,6 +16,9 @@ class Workload:
     PARAMS = {}
     # How the async form relates to the sync one; recorded in metadata.
     async_form = "native coroutine"
+    # For workloads with a server: the share of a batch's wall time the
+    # server may spend on CPU before the result is flagged as server-bound.
+    SERVER_BUSY_LIMIT = 0.5
 
     def __init__(self, **params):
         unknown = set(params) - set(self.PARAMS)
@@ -80,12 +83,22 @@ class Workload:
                                 results[differ[0]], reference[differ[0]]))
         return {"items": len(results), "failures": 0}
 
+    # -- figures around each batch (not timed) -----------------------------
+    def before_batch(self):
+        """Called before each timed batch, outside the timed region."""
+        return None
+
+    def after_batch(self, before, elapsed):
+        """Figures about the batch just run (a server's CPU, ...), as a dict."""
+        return {}
+
     # -- description ------------------------------------------------------
     def metadata(self):
         meta = {"workload": self.name, "workload_kind": self.kind,
                 "async_form": self.async_form}
         for key, value in self.params.items():
-            meta[key] = value
+            # Per-run figures use "items" for the items actually run.
+            meta["items_per_batch" if key == "items" else key] = value
         return meta
 
     def libraries(self):

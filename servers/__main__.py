@@ -1,0 +1,85 @@
+"""python -m servers [--host H] [--port P]: run the load server on its own.
+
+Prints one line, ``listening on http://HOST:PORT``, once the server answers
+(``--port 0`` picks a free port), then serves until SIGINT or SIGTERM.
+"""
+
+import argparse
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.request
+
+
+def raise_nofile_limit():
+    """Thousands of concurrent connections need thousands of descriptors."""
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def free_port(host):
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def announce_when_ready(url, timeout=30.0):
+    """Print the URL once /stats answers, so a parent can wait for the line."""
+    probe = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(probe + "/stats", timeout=2):
+                print("listening on %s" % url, flush=True)
+                return
+        except OSError:
+            time.sleep(0.05)
+    print("python -m servers: error: the server did not answer within %.0f s"
+          % timeout, file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="python -m servers",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8080,
+                        help="port, 0 for a free one (default: %(default)s)")
+    parser.add_argument("--backlog", type=int, default=8192)
+    args = parser.parse_args()
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be in [0, 65535]")
+    raise_nofile_limit()
+
+    from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
+    from granian.log import LogLevels
+    from granian.server import Server
+
+    port = args.port or free_port(args.host)
+    host = "[%s]" % args.host if ":" in args.host else args.host
+    os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
+    server = Server("servers.app:app", address=args.host, port=port,
+                    interface=Interfaces.RSGI, workers=1,
+                    runtime_mode=RuntimeModes.st, loop=Loops.uvloop,
+                    http=HTTPModes.http1, websockets=False, backlog=args.backlog,
+                    log_level=LogLevels.warning)
+    threading.Thread(target=announce_when_ready,
+                     args=("http://%s:%d" % (host, port),), daemon=True).start()
+    try:
+        server.serve()
+    except OSError as exc:
+        print("python -m servers: error: %s" % exc, file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

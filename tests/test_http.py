@@ -1,0 +1,260 @@
+"""The load server and the http workload under every model."""
+
+import asyncio
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+import models
+import workloads
+from conftest import BENCH, TINY_RUNNER, run_bench
+from servers.process import LocalServer
+
+
+def get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.status, response.read()
+
+
+def server_processes(since):
+    """Load servers started after ``since`` that are still running."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "create_time"]):
+        cmdline = proc.info["cmdline"] or []
+        if ("servers" in cmdline and "-m" in cmdline
+                and proc.info["create_time"] >= since - 1):
+            found.append(proc)
+    return found
+
+
+@pytest.fixture(scope="module")
+def server():
+    local = LocalServer()
+    url = local.start()
+    processes = local.descendants()
+    assert processes, "the server has no process"
+    yield url
+    local.stop()
+    gone, alive = psutil.wait_procs(processes, timeout=5)
+    assert not alive, "server processes left behind: %s" % alive
+
+
+def stats(url):
+    return json.loads(get(url + "/stats")[1])
+
+
+def test_server_honours_latency_and_size(server):
+    for latency_ms in (0, 50):
+        elapsed = []
+        for _ in range(5):
+            start = time.perf_counter()
+            status, body = get("%s/work?latency_ms=%d&size=10" % (server, latency_ms))
+            elapsed.append((time.perf_counter() - start) * 1000)
+            assert status == 200 and body == b"0123456789"
+        median = statistics.median(elapsed)
+        assert latency_ms <= median <= latency_ms + 15, elapsed
+    for size in (0, 1, 1024, 1 << 20):
+        status, body = get("%s/work?size=%d" % (server, size))
+        assert len(body) == size
+
+
+def test_httpbin_subset(server):
+    status, body = get(server + "/bytes/100")
+    assert status == 200 and len(body) == 100
+    start = time.perf_counter()
+    status, body = get(server + "/delay/0.1?x=1")
+    assert time.perf_counter() - start >= 0.1
+    assert json.loads(body)["args"] == {"x": "1"}
+    status, body = get(server + "/get?a=b")
+    data = json.loads(body)
+    assert data["args"] == {"a": "b"} and data["url"].endswith("/get?a=b")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        get(server + "/work?size=-1")
+    assert info.value.code == 400
+
+
+def test_stats_count_requests_bytes_and_cpu(server):
+    before = stats(server)
+    for _ in range(20):
+        get(server + "/work?size=100")
+    after = stats(server)
+    assert after["requests"] - before["requests"] == 20
+    assert after["bytes_sent"] - before["bytes_sent"] == 2000
+    assert after["cpu_seconds"] > before["cpu_seconds"]
+
+
+def test_server_serves_5000_concurrent_connections(server):
+    import aiohttp
+
+    async def main():
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            async def one():
+                async with session.get(server + "/work?latency_ms=1000&size=10") as r:
+                    return r.status, len(await r.read())
+            return await asyncio.gather(*(one() for _ in range(5000)))
+
+    before = stats(server)
+    start = time.perf_counter()
+    results = asyncio.run(main())
+    elapsed = time.perf_counter() - start
+    assert results == [(200, 10)] * 5000
+    assert stats(server)["requests"] - before["requests"] == 5000
+    # 5,000 requests of 1 s each: only concurrent connections finish this soon.
+    assert elapsed < 60, elapsed
+
+
+HTTP_MODELS = ["sequential", "threads-4", "threads-3-reuse", "processes-2-chunk-2",
+               "processes-2-chunk-1-reuse", "asyncio", "uvloop", "asyncio-limit-3",
+               "asyncio-serial", "hybrid-2", "hybrid-3-uvloop"]
+
+
+def run_http(model_name, **params):
+    workload = workloads.get("http")(**params)
+    items = workload.make_items()
+    model = models.parse(model_name)
+    model.open()
+    try:
+        results = model.run(workload.sync_function(), workload.async_function(), items)
+    finally:
+        model.close()
+    return workload.check(results, workload.reference(items))
+
+
+@pytest.mark.parametrize("client", ["requests+aiohttp", "httpx"])
+@pytest.mark.parametrize("model_name", HTTP_MODELS)
+def test_every_model_gets_every_byte(server, model_name, client):
+    summary = run_http(model_name, items=12, latency_ms=2.0, size_bytes=3000,
+                       server_url=server, http_client=client)
+    assert summary == {"items": 12, "failures": 0, "bytes_in": 36000}
+
+
+@pytest.mark.parametrize("model_name", ["sequential", "threads-3", "asyncio"])
+def test_keepalive_off_opens_a_connection_per_request(server, model_name):
+    summary = run_http(model_name, items=9, latency_ms=1.0, size_bytes=10,
+                       server_url=server, keepalive="off")
+    assert summary["failures"] == 0 and summary["bytes_in"] == 90
+
+
+@pytest.fixture(scope="module")
+def faulty_server():
+    local = LocalServer(env={"CONCBENCH_SERVER_FAIL_EVERY": "5",
+                             "CONCBENCH_SERVER_DROP_EVERY": "7"})
+    yield local.start()
+    local.stop()
+
+
+def expected_faults(first, count):
+    """The server fails request k (counted from 1) if k % 5 == 0 (500) or
+    else if k % 7 == 0 (connection dropped halfway through the body)."""
+    numbers = range(first + 1, first + count + 1)
+    status = sum(1 for k in numbers if k % 5 == 0)
+    dropped = sum(1 for k in numbers if k % 5 and k % 7 == 0)
+    return status, dropped
+
+
+@pytest.mark.parametrize("client", ["requests+aiohttp", "httpx"])
+@pytest.mark.parametrize("model_name", ["sequential", "threads-4", "asyncio",
+                                        "hybrid-2", "processes-2-chunk-3"])
+def test_failures_are_counted_exactly(faulty_server, model_name, client):
+    first = stats(faulty_server)["requests"]
+    summary = run_http(model_name, items=40, latency_ms=1.0, size_bytes=2000,
+                       server_url=faulty_server, http_client=client)
+    status, dropped = expected_faults(first, 40)
+    assert summary["items"] == 40
+    assert summary["failures"] == status + dropped
+    assert summary["failures_status_500"] == status
+    assert summary.get("failures_short_body", 0) == dropped
+
+
+def test_unreachable_server_url_fails_before_any_benchmark(tmp_path):
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = run_bench(["--workload", "http", "--server-url",
+                      "http://127.0.0.1:%d" % port, "-o", "x.json"], tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "does not answer" in lines[0], proc.stderr
+    assert "[1/" not in proc.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_bad_server_url_is_refused(tmp_path):
+    proc = run_bench(["--workload", "http", "--server-url", "localhost:80"], tmp_path)
+    assert proc.returncode == 2
+    assert "is not an http:// or https:// URL" in proc.stderr
+
+
+HTTP_TINY = ["--preset", "quick", "--workload", "http", "--items", "8",
+             "--latency-ms", "2"]
+
+
+def test_bench_writes_http_figures_and_stops_its_server(tmp_path):
+    since = time.time()
+    proc = run_bench(HTTP_TINY + ["--model", "sequential,asyncio,threads-2"]
+                     + TINY_RUNNER + ["-o", "h.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import pyperf
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "h.json"))
+    for bench in suite.get_benchmarks():
+        for run in bench.get_runs():
+            meta = run.get_metadata()
+            assert meta["items"] == 8 and meta["failures"] == 0
+            assert meta["bytes_in"] == 8 * 1024
+            assert meta["server_requests"] == 8
+            assert meta["server_cpu"] > 0
+            assert 0 <= meta["server_busy"]
+    time.sleep(0.5)
+    assert server_processes(since) == []
+
+
+def test_external_faulty_server_failures_reach_the_json(tmp_path, faulty_server):
+    first = stats(faulty_server)["requests"]
+    proc = run_bench(HTTP_TINY + ["--items", "40", "--model", "sequential",
+                                  "--server-url", faulty_server]
+                     + TINY_RUNNER + ["-o", "f.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import pyperf
+    run = pyperf.Benchmark.load(str(tmp_path / "f.json")).get_runs()[0]
+    status, dropped = expected_faults(first, 40)
+    assert run.get_metadata()["failures"] == status + dropped
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_bench_leaves_no_server(tmp_path, signum):
+    since = time.time()
+    proc = subprocess.Popen([sys.executable, BENCH] + HTTP_TINY
+                            + ["--items", "200", "--latency-ms", "20",
+                               "--model", "sequential", "-p", "3", "-o", "i.json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline and not server_processes(since):
+        time.sleep(0.1)
+    assert server_processes(since), "the server never started"
+    time.sleep(1.0)
+    proc.send_signal(signum)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    deadline = time.time() + 5
+    while time.time() < deadline and server_processes(since):
+        time.sleep(0.1)
+    assert server_processes(since) == []
+
+
+def test_pyperf_timeout_leaves_no_server(tmp_path):
+    since = time.time()
+    proc = run_bench(HTTP_TINY + ["--items", "100", "--latency-ms", "50",
+                                  "--model", "sequential", "--timeout", "2",
+                                  "-p", "1", "-o", "t.json"], tmp_path)
+    assert proc.returncode != 0
+    time.sleep(0.5)
+    assert server_processes(since) == []

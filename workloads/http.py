@@ -1,0 +1,286 @@
+"""http: one GET per item against the local load server (or an httpbin).
+
+Each item asks for latency L (seeded, uniform in latency +- jitter) and a
+response of S bytes. Client libraries, with fair defaults (``http_client``):
+
+- ``requests+aiohttp``: requests for sync models (one Session per thread and
+  per process), aiohttp for async models (one ClientSession per event loop);
+- ``httpx``: httpx.Client and httpx.AsyncClient, the same library both ways,
+  so that a reader can tell the model's effect from the library's.
+
+Connection pools never cap concurrency below the model's: each thread owns a
+session and uses one connection at a time; per-loop async clients have no
+connection limit (the model's own limit, if any, caps the requests in
+flight). Keep-alive is on by default; ``keepalive=off`` sends
+``Connection: close`` so that every request opens a new connection.
+
+Failures are counted, never fatal: timeouts, connection errors, statuses of
+400 and above, and short bodies each count as one failed item. Every request
+has a timeout.
+"""
+
+import functools
+import json
+import os
+import random
+import threading
+import urllib.request
+
+from workloads.base import CheckError, Workload
+
+CLIENTS = ("requests+aiohttp", "httpx")
+ENDPOINTS = ("work", "httpbin")
+
+_local = threading.local()
+
+
+def item_url(base, endpoint, latency_ms, size):
+    if endpoint == "httpbin":
+        if latency_ms:
+            return "%s/delay/%g" % (base, latency_ms / 1000.0)
+        return "%s/bytes/%d" % (base, size)
+    return "%s/work?latency_ms=%g&size=%d" % (base, latency_ms, size)
+
+
+def expected_size(endpoint, latency_ms, size):
+    """None where the body's size is not ours to choose (httpbin's /delay)."""
+    if endpoint == "httpbin" and latency_ms:
+        return None
+    return size
+
+
+def outcome(index, status, body_size, expected):
+    if status >= 400:
+        return (index, body_size, "status %d" % status)
+    if expected is not None and body_size != expected:
+        return (index, body_size, "short body")
+    return (index, body_size, "")
+
+
+def classify(exc):
+    """Map a client library's exception to a failure kind."""
+    name = type(exc).__name__
+    text = str(exc)
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return "timeout"
+    if ("ChunkedEncoding" in name or "Payload" in name or "IncompleteRead" in text
+            or "complete message body" in text or "incomplete" in text.lower()):
+        return "short body"
+    return "connection"
+
+
+# -- sync clients: one per thread and per process ----------------------------
+
+def _thread_client(client, keepalive):
+    key = (os.getpid(), client, keepalive)
+    cached = getattr(_local, "clients", None)
+    if cached is None or cached[0] != key:
+        if client == "httpx":
+            import httpx
+            limits = httpx.Limits(max_connections=1,
+                                  max_keepalive_connections=1 if keepalive else 0)
+            session = httpx.Client(limits=limits)
+        else:
+            import requests
+            session = requests.Session()
+            adapter = requests.adapters.HTTPAdapter(pool_connections=1,
+                                                    pool_maxsize=1, max_retries=0)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+        if not keepalive:
+            session.headers["Connection"] = "close"
+        _local.clients = cached = (key, session)
+    return cached[1]
+
+
+def fetch_sync(item, client, base, endpoint, timeout, keepalive):
+    index, latency_ms, size = item
+    url = item_url(base, endpoint, latency_ms, size)
+    session = _thread_client(client, keepalive)
+    try:
+        response = session.get(url, timeout=timeout)
+        body = response.content
+        status = response.status_code
+    except Exception as exc:    # counted, never fatal: see the module docstring
+        return (index, 0, classify(exc))
+    return outcome(index, status, len(body),
+                   expected_size(endpoint, latency_ms, size))
+
+
+# -- async clients: one per event loop ---------------------------------------
+
+class AsyncFetcher:
+    """The async item: a GET on the current loop's client session."""
+
+    def __init__(self, client, base, endpoint, timeout, keepalive):
+        self.client = client
+        self.base = base
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.keepalive = keepalive
+        self._sessions = {}
+
+    def _session(self):
+        import asyncio
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None:
+            if self.client == "httpx":
+                import httpx
+                limits = httpx.Limits(
+                    max_connections=None,
+                    max_keepalive_connections=None if self.keepalive else 0)
+                headers = {} if self.keepalive else {"Connection": "close"}
+                session = httpx.AsyncClient(limits=limits, headers=headers)
+            else:
+                import aiohttp
+                connector = aiohttp.TCPConnector(limit=0,
+                                                 force_close=not self.keepalive)
+                session = aiohttp.ClientSession(connector=connector)
+            self._sessions[loop] = session
+        return session
+
+    async def __call__(self, item):
+        index, latency_ms, size = item
+        url = item_url(self.base, self.endpoint, latency_ms, size)
+        session = self._session()
+        try:
+            if self.client == "httpx":
+                response = await session.get(url, timeout=self.timeout)
+                status, body = response.status_code, response.content
+            else:
+                import aiohttp
+                timeout = aiohttp.ClientTimeout(total=self.timeout)
+                async with session.get(url, timeout=timeout) as response:
+                    status = response.status
+                    body = await response.read()
+        except Exception as exc:    # counted, never fatal
+            return (index, 0, classify(exc))
+        return outcome(index, status, len(body),
+                       expected_size(self.endpoint, latency_ms, size))
+
+    async def close_loop(self):
+        import asyncio
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            if self.client == "httpx":
+                await session.aclose()
+            else:
+                await session.close()
+
+
+def read_server_stats(base, timeout=5.0):
+    """The load server's counters, or None for a server without /stats."""
+    try:
+        with urllib.request.urlopen(base + "/stats", timeout=timeout) as response:
+            return json.load(response)
+    except (OSError, ValueError):
+        return None
+
+
+class Http(Workload):
+    name = "http"
+    kind = "io"
+    PARAMS = {"items": 200, "seed": 1, "latency_ms": 20.0, "jitter_ms": 0.0,
+              "size_bytes": 1024, "http_client": "requests+aiohttp",
+              "keepalive": "on", "timeout_s": 10.0, "endpoint": "work",
+              "server_url": ""}
+    def __init__(self, **params):
+        super().__init__(**params)
+        p = self.params
+        if p["http_client"] not in CLIENTS:
+            raise ValueError("http: unknown client %r; clients are: %s"
+                             % (p["http_client"], ", ".join(CLIENTS)))
+        if p["endpoint"] not in ENDPOINTS:
+            raise ValueError("http: unknown endpoint %r; endpoints are: %s"
+                             % (p["endpoint"], ", ".join(ENDPOINTS)))
+        if p["keepalive"] not in ("on", "off"):
+            raise ValueError("http: keepalive must be on or off")
+        if not 0 <= p["jitter_ms"] <= p["latency_ms"]:
+            raise ValueError("http: jitter (%g ms) must be between 0 and the "
+                             "latency (%g ms)" % (p["jitter_ms"], p["latency_ms"]))
+        self.base = p["server_url"].rstrip("/")
+
+    def _client_args(self):
+        p = self.params
+        return (self.base, p["endpoint"], p["timeout_s"], p["keepalive"] == "on")
+
+    def make_items(self):
+        rnd = random.Random(self.params["seed"])
+        low = self.params["latency_ms"] - self.params["jitter_ms"]
+        high = self.params["latency_ms"] + self.params["jitter_ms"]
+        return [(index, round(rnd.uniform(low, high), 3), self.params["size_bytes"])
+                for index in range(self.params["items"])]
+
+    def sync_function(self):
+        client = "httpx" if self.params["http_client"] == "httpx" else "requests"
+        return functools.partial(fetch_sync, client=client,
+                                 base=self._client_args()[0],
+                                 endpoint=self.params["endpoint"],
+                                 timeout=self.params["timeout_s"],
+                                 keepalive=self.params["keepalive"] == "on")
+
+    def async_function(self):
+        client = "httpx" if self.params["http_client"] == "httpx" else "aiohttp"
+        return AsyncFetcher(client, *self._client_args())
+
+    def reference(self, items):
+        endpoint = self.params["endpoint"]
+        return [(index, expected_size(endpoint, latency, size), "")
+                for index, latency, size in items]
+
+    def check(self, results, reference):
+        """Lost or misplaced items are fatal; failed requests are counted."""
+        if results is None:
+            raise CheckError("the model returned no results")
+        results = list(results)
+        if len(results) != len(reference):
+            raise CheckError("%d results for %d items: %d item(s) lost or added"
+                             % (len(results), len(reference),
+                                abs(len(reference) - len(results))))
+        failures = {}
+        bytes_in = 0
+        for position, (got, want) in enumerate(zip(results, reference)):
+            index, size, failure = got
+            if index != want[0]:
+                raise CheckError("item %d holds the result of item %r"
+                                 % (position, index))
+            bytes_in += size
+            if failure:
+                failures[failure] = failures.get(failure, 0) + 1
+            elif want[1] is not None and size != want[1]:
+                failures["short body"] = failures.get("short body", 0) + 1
+        summary = {"items": len(results), "failures": sum(failures.values()),
+                   "bytes_in": bytes_in}
+        for kind, count in failures.items():
+            summary["failures_" + kind.replace(" ", "_")] = count
+        return summary
+
+    # -- server figures, read before and after each batch (not timed) -------
+    def before_batch(self):
+        return read_server_stats(self.base)
+
+    def after_batch(self, before, elapsed):
+        if before is None:
+            return {}
+        after = read_server_stats(self.base)
+        if after is None:
+            return {}
+        cpu = max(0.0, after["cpu_seconds"] - before["cpu_seconds"])
+        return {"server_cpu": cpu,
+                "server_requests": after["requests"] - before["requests"],
+                "bytes_out_server": after["bytes_sent"] - before["bytes_sent"],
+                "server_busy": cpu / elapsed if elapsed > 0 else 0.0}
+
+    def metadata(self):
+        meta = super().metadata()
+        meta["http_client_sync"] = ("httpx" if self.params["http_client"] == "httpx"
+                                    else "requests")
+        meta["http_client_async"] = ("httpx" if self.params["http_client"] == "httpx"
+                                     else "aiohttp")
+        meta["pools"] = ("one session per thread and process (sync); one client "
+                         "per event loop without a connection limit (async)")
+        meta["server_busy_limit"] = self.SERVER_BUSY_LIMIT
+        if not meta["server_url"]:
+            del meta["server_url"]
+        return meta
