@@ -58,7 +58,8 @@ WORKLOAD_OPTIONS = {
                  "the load server's /work, or httpbin's /delay and /bytes"),
 }
 # Options of ours that workers must receive too.
-FORWARDED = ["preset", "workload", "model", "server_url"] + list(WORKLOAD_OPTIONS)
+FORWARDED = (["preset", "workload", "model", "server_url", "no_run_figures"]
+             + list(WORKLOAD_OPTIONS))
 
 
 def fail(message, status=2):
@@ -111,6 +112,9 @@ def add_options(parser):
                        "if the preset lacks it")
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
+    group.add_argument("--no-run-figures", action="store_true",
+                       help="leave out the per-run figures (memory, CPU, "
+                       "failures), for example to measure what they cost")
     group.add_argument("--server-url", type=server_url, metavar="URL",
                        help="run the http workload against this server (python "
                        "-m servers on another machine, or an httpbin) instead of "
@@ -124,7 +128,9 @@ def forward_options(cmd, args):
     """pyperf's add_cmdline_args: give workers the same matrix."""
     for dest in FORWARDED:
         value = getattr(args, dest)
-        if value is not None:
+        if value is True:
+            cmd.append("--" + dest.replace("_", "-"))
+        elif value is not None and value is not False:
             option = WORKLOAD_OPTIONS[dest][0] if dest in WORKLOAD_OPTIONS \
                 else "--" + dest.replace("_", "-")
             cmd.extend((option, str(value)))
@@ -254,9 +260,11 @@ def time_batches(loops, bench):
     for _ in range(loops):
         try:
             before = workload.before_batch()
+            probe = metrics.BatchProbe() if metrics.active() else None
             start = time.perf_counter()
             results = run(sync_fn, async_fn, items)
             batch_time = time.perf_counter() - start
+            tree = probe.finish() if probe else {}
             elapsed += batch_time
             figures = workload.check(results, reference)
             figures.update(workload.after_batch(before, batch_time))
@@ -272,6 +280,7 @@ def time_batches(loops, bench):
             print("WARNING: %s: the server used %.0f%% of a CPU during the batch; "
                   "it may have been the bottleneck (flagged in the results)"
                   % (bench.name, busy * 100), file=sys.stderr, flush=True)
+        figures.update(tree)
         figures["timed_seconds"] = batch_time
         metrics.record(figures)
     return elapsed
@@ -421,7 +430,8 @@ def main():
         fail("the selection is empty")
 
     runner.parse_args()
-    enable_run_figures(runner.args)
+    if not args.no_run_figures:
+        enable_run_figures(runner.args)
     if not args.worker:
         check_descriptors(matrix, hard_limit)
         if any("server_url" in b.workload.params for b in matrix):
@@ -459,9 +469,9 @@ def enable_run_figures(args):
     """Per-run figures (metrics.py) are on by default, through pyperf's hook."""
     from pyperf._hooks import get_hook_names
 
-    if "concbench" not in (args.hook or []):
-        if "concbench" in set(get_hook_names()):
-            args.hook = list(args.hook or []) + ["concbench"]
+    if metrics.HOOK_NAME not in (args.hook or []):
+        if metrics.HOOK_NAME in set(get_hook_names()):
+            args.hook = list(args.hook or []) + [metrics.HOOK_NAME]
         elif not args.worker:
             print("WARNING: the concbench pyperf hook is not installed (pip "
                   "install -e .), so runs carry no per-run figures",

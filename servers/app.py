@@ -35,6 +35,15 @@ def payload(size, _cache={}):
     return body
 
 
+def request_size(scope):
+    """Bytes of an HTTP/1.1 request head as sent (GET requests have no body)."""
+    target = scope.path + ("?" + scope.query_string if scope.query_string else "")
+    size = len(scope.method) + len(target) + len(scope.http_version) + 9
+    for name, value in scope.headers.items():
+        size += len(name) + len(value) + 4
+    return size + 2
+
+
 class BadRequest(Exception):
     pass
 
@@ -56,9 +65,12 @@ class LoadServer:
         self.requests = 0
         self.work_requests = 0
         self.bytes_sent = 0
+        self.bytes_received = 0
 
     async def __rsgi__(self, scope, protocol):
         path = scope.path
+        if path != "/stats":
+            self.bytes_received += request_size(scope)
         try:
             if path == "/work":
                 await self.work(scope, protocol)
@@ -133,6 +145,7 @@ class LoadServer:
             except Exception:   # gone or unreadable: the worker's CPU only
                 pass
         return {"requests": self.requests, "bytes_sent": self.bytes_sent,
+                "bytes_received": self.bytes_received,
                 "cpu_seconds": seconds, "pid": os.getpid()}
 
 

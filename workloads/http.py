@@ -270,6 +270,9 @@ class Http(Workload):
         return {"server_cpu": cpu,
                 "server_requests": after["requests"] - before["requests"],
                 "bytes_out_server": after["bytes_sent"] - before["bytes_sent"],
+                # What the clients sent, as the server received it.
+                "bytes_out": (after.get("bytes_received", 0)
+                              - before.get("bytes_received", 0)),
                 "server_busy": cpu / elapsed if elapsed > 0 else 0.0}
 
     def metadata(self):

@@ -1,0 +1,126 @@
+"""Per-run figures: process-tree memory, CPU, counts, as pyperf JSON."""
+
+import time
+
+import pyperf
+import pytest
+
+import bench
+import metrics
+import models
+from conftest import TINY_RUNNER, run, run_bench
+from workloads.base import Workload
+
+MIB = 1024 * 1024
+TOUCH = 200 * MIB
+
+
+def touch_memory(item):
+    """Allocate and write 200 MiB, hold it a while, free it."""
+    block = b"\x01" * TOUCH
+    time.sleep(0.4)
+    return item + len(block) // TOUCH
+
+
+class Touch(Workload):
+    name = "touch"
+    kind = "cpu"
+    PARAMS = {"items": 2, "seed": 1}
+
+    def make_items(self):
+        return list(range(self.params["items"]))
+
+    def sync_function(self):
+        return touch_memory
+
+
+def measure(model_name):
+    hook = metrics.RunFigures()
+    cell = bench.Bench(Touch(), models.parse(model_name))
+    bench.time_batches(1, cell)
+    figures = {}
+    hook.teardown(figures)
+    return figures
+
+
+@pytest.mark.parametrize("model_name", ["processes-2-chunk-1", "threads-2"])
+def test_two_workers_touching_200_mib_show_400_mib(model_name):
+    figures = measure(model_name)
+    assert figures["mem_method"] == "pss"
+    assert figures["mem_tree_peak"] - figures["mem_tree_base"] >= 2 * TOUCH * 0.95
+    assert figures["mem_tree_peak"] >= 2 * TOUCH
+    if model_name.startswith("processes"):
+        assert figures["processes_peak"] == 3
+    else:
+        assert figures["threads_peak"] >= 3
+    assert figures["items"] == 2 and figures["failures"] == 0
+
+
+def test_sequential_shows_no_more_than_it_uses():
+    figures = measure("sequential")
+    added = figures["mem_tree_peak"] - figures["mem_tree_base"]
+    assert TOUCH * 0.95 <= added <= TOUCH + 30 * MIB
+    assert figures["processes_peak"] == 1
+
+
+def test_cpu_of_exited_pool_workers_is_counted():
+    hook = metrics.RunFigures()
+    workload = bench.Bench(SpinWorkload(), models.parse("processes-2-chunk-1"))
+    bench.time_batches(1, workload)
+    figures = {}
+    hook.teardown(figures)
+    # Two children each spin 0.3 s of CPU; the worker itself mostly waits.
+    assert figures["cpu_tree"] >= 0.5, figures
+
+
+def spin(item):
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    return item
+
+
+class SpinWorkload(Touch):
+    def sync_function(self):
+        return spin
+
+
+RUN_KEYS = ["mem_tree_peak", "mem_tree_base", "cpu_tree", "ctx_switches_voluntary",
+            "ctx_switches_involuntary", "threads_peak", "processes_peak", "items",
+            "failures", "mem_method"]
+HTTP_KEYS = ["bytes_in", "bytes_out", "server_cpu", "server_requests", "server_busy"]
+
+
+def test_every_run_carries_the_figures(tmp_path):
+    proc = run_bench(["--preset", "quick", "--workload", "rotate,http", "--model",
+                      "sequential,threads-2,processes-2-chunk-2,asyncio",
+                      "--items", "6", "--image-size", "32", "--latency-ms", "1",
+                      "-p", "2", "-n", "1", "-w", "1", "--quiet", "-o", "m.json"],
+                     tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "m.json"))
+    for benchmark in suite.get_benchmarks():
+        runs = [r for r in benchmark.get_runs() if r.values]
+        assert len(runs) == 2
+        for one in runs:
+            meta = one.get_metadata()
+            keys = RUN_KEYS + (HTTP_KEYS if benchmark.get_name().startswith("http")
+                               else [])
+            missing = [key for key in keys if key not in meta]
+            assert not missing, (benchmark.get_name(), missing)
+            assert meta["items"] == 6 and meta["failures"] == 0
+            assert meta["mem_tree_peak"] >= meta["mem_tree_base"] > 0
+            if benchmark.get_name().startswith("http"):
+                assert meta["bytes_in"] == 6 * 1024
+                assert meta["bytes_out"] > 6 * 50
+    dump = run(["-m", "pyperf", "dump", "--verbose", "m.json"], tmp_path)
+    assert dump.returncode == 0 and "mem_tree_peak" in dump.stdout
+
+
+def test_no_run_figures_leaves_them_out(tmp_path):
+    proc = run_bench(["--preset", "quick", "--workload", "sleep", "--model",
+                      "asyncio", "--no-run-figures"] + TINY_RUNNER
+                     + ["-o", "n.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    meta = pyperf.Benchmark.load(str(tmp_path / "n.json")).get_runs()[-1].get_metadata()
+    assert "mem_tree_peak" not in meta and "hooks" not in meta
