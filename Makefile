@@ -1,19 +1,21 @@
 # The two commands of the README: `make bench` (the default suite, then its
-# summary) and `make test`. Each sets up .venv with the pinned dependencies.
+# report) and `make test`. Each sets up .venv with the pinned dependencies.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RESULTS := results
-OUT ?= $(RESULTS)/bench-$(shell date +%Y%m%d-%H%M%S).json
+ifndef OUT
+OUT := $(RESULTS)/bench-$(shell date +%Y%m%d-%H%M%S).json
+endif
 
 .PHONY: bench test venv clean
 
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
 	$(BIN)/python bench.py -o $(OUT) $(BENCH_ARGS)
-	$(BIN)/python -m pyperf show $(OUT)
+	$(BIN)/python report.py $(OUT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

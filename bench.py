@@ -180,7 +180,7 @@ def split(text):
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def select_models(bench_workload, preset_names, patterns):
+def select_models(preset_names, patterns):
     """The preset's models, filtered by glob patterns, plus explicit names."""
     preset_models = [models.parse(name) for name in preset_names]
     if not patterns:
@@ -222,6 +222,11 @@ def build_matrix(args):
             fail("%s does not apply to the selected workloads (%s)"
                  % (option, ", ".join(names)))
 
+    if args.server_url and not any("server_url" in cls.PARAMS
+                                   for cls in classes.values()):
+        fail("--server-url does not apply to the selected workloads (%s)"
+             % ", ".join(names))
+
     patterns = split(args.model) if args.model else None
     matrix = []
     for name in names:
@@ -235,7 +240,7 @@ def build_matrix(args):
                 params[param] = value
         try:
             workload = cls(**params)
-            chosen = select_models(workload, preset["models"][name], patterns)
+            chosen = select_models(preset["models"][name], patterns)
         except ValueError as exc:   # ModelError included
             fail(str(exc))
         matrix.extend(Bench(workload, model) for model in chosen)

@@ -56,28 +56,26 @@ def _tree(exclude):
         return []
 
 
-def tree_counters(exclude=()):
-    """CPU seconds and context switches so far of this process and its tree.
-
-    This process (every thread; CPU at nanosecond resolution), children that
-    already exited and were reaped (getrusage), and live descendants such as
-    a reused pool's workers (psutil).
-    """
-    import psutil
-
+def _own_counters():
+    """This process's CPU (every thread, nanosecond resolution), its reaped
+    children's CPU, and both's context switches."""
     cpu = time.process_time()
-    voluntary = involuntary = 0
     try:
         import resource
-        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-            usage = resource.getrusage(who)
-            voluntary += usage.ru_nvcsw
-            involuntary += usage.ru_nivcsw
-            if who == resource.RUSAGE_CHILDREN:
-                cpu += usage.ru_utime + usage.ru_stime
-    except ImportError:     # Windows: live processes only
+    except ImportError:     # Windows: no reaped children, psutil's switches
+        import psutil
         switches = psutil.Process().num_ctx_switches()
-        voluntary, involuntary = switches.voluntary, switches.involuntary
+        return cpu, switches.voluntary, switches.involuntary
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (cpu + reaped.ru_utime + reaped.ru_stime,
+            own.ru_nvcsw + reaped.ru_nvcsw, own.ru_nivcsw + reaped.ru_nivcsw)
+
+
+def _live_counters(exclude):
+    """CPU and context switches of live descendants (a reused pool's workers)."""
+    import psutil
+    cpu = voluntary = involuntary = 0
     for child in _tree(exclude):
         try:
             times = child.cpu_times()
@@ -88,6 +86,21 @@ def tree_counters(exclude=()):
         voluntary += switches.voluntary
         involuntary += switches.involuntary
     return cpu, voluntary, involuntary
+
+
+def tree_counters(exclude=(), before=True):
+    """CPU seconds and context switches so far of this process and its tree.
+
+    This process's own counters are read last before a batch and first after
+    it, so that the time spent listing descendants is not counted.
+    """
+    if before:
+        live = _live_counters(exclude)
+        own = _own_counters()
+    else:
+        own = _own_counters()
+        live = _live_counters(exclude)
+    return tuple(a + b for a, b in zip(own, live))
 
 
 class BatchProbe:
@@ -103,7 +116,7 @@ class BatchProbe:
 
     def finish(self):
         """Call right after the batch, before anything else."""
-        after = tree_counters(exclude={self.sampler.pid})
+        after = tree_counters(exclude={self.sampler.pid}, before=False)
         peak = self.sampler.stop()
         cpu, voluntary, involuntary = (b - a for a, b in zip(self.counters, after))
         figures = {"cpu_tree": cpu, "ctx_switches_voluntary": voluntary,
@@ -193,10 +206,13 @@ def _children_linux(pid):
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def _rss_linux(pid):
-    """Resident bytes from /proc/PID/statm: cheap, unlike PSS."""
-    with open("/proc/%d/statm" % pid) as f:
-        return int(f.read().split()[1]) * PAGE
+def _stat_linux(pid):
+    """(resident bytes, threads) from /proc/PID/stat: cheap, unlike PSS."""
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()
+    # Fields 20 (num_threads) and 24 (rss, in pages), counted from 1.
+    return int(fields[21]) * PAGE, int(fields[17])
 
 
 def _pss_linux(pid):
@@ -206,10 +222,6 @@ def _pss_linux(pid):
             if line.startswith("Pss:"):
                 return int(line.split()[1]) * 1024
     return 0
-
-
-def _threads_linux(pid):
-    return len(os.listdir("/proc/%d/task" % pid))
 
 
 def _tree_linux(root, exclude):
@@ -230,7 +242,10 @@ class TreeMemory:
     each process's PSS as its RSS minus the shared part (RSS - PSS) found at
     its last PSS reading; PSS itself is read when a process appears, when
     the tree's RSS reaches a new high, and at least every half second, as
-    often as a budget of about 5% of the sampler's time allows.
+    often as a budget of about 5% of the sampler's time allows. The tree is
+    listed again every 20 ms, or less often when listing is slow: finding
+    children means reading a file per thread, which adds up in a process
+    with hundreds of threads.
     """
 
     def __init__(self, root, exclude):
@@ -240,18 +255,25 @@ class TreeMemory:
         self.last_read = 0.0
         self.read_cost = 0.0
         self.rss_high = 0
+        self.pids = []
+        self.listed = 0.0
+        self.list_cost = 0.0
 
     def sample(self, force=False):
-        pids = _tree_linux(self.root, self.exclude)
         now = time.monotonic()
+        if force or now - self.listed >= max(0.02, 50 * self.list_cost):
+            started = time.perf_counter()
+            self.pids = _tree_linux(self.root, self.exclude)
+            self.list_cost = time.perf_counter() - started
+            self.listed = now
         rss = {}
         threads = 0
-        for pid in pids:
+        for pid in self.pids:
             try:
-                rss[pid] = _rss_linux(pid)
-                threads += _threads_linux(pid)
-            except OSError:
+                rss[pid], count = _stat_linux(pid)
+            except (OSError, ValueError, IndexError):   # exited meanwhile
                 continue
+            threads += count
         total_rss = sum(rss.values())
         due = (force or any(pid not in self.shared for pid in rss)
                or total_rss > self.rss_high or now - self.last_read > 0.5)
@@ -345,7 +367,14 @@ def sampler_main(root):
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--sample":
-        sampler_main(int(sys.argv[2]))
+        import signal
+        # Ctrl-C reaches the whole process group: the worker decides, and
+        # the sampler ends when the worker closes its pipe.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            sampler_main(int(sys.argv[2]))
+        except BrokenPipeError:     # the worker is gone; so is its reader
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     else:
         print("usage: python -m metrics --sample PID", file=sys.stderr)
         sys.exit(2)

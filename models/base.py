@@ -75,6 +75,54 @@ class Model:
         raise NotImplementedError
 
 
+class PoolModel(Model):
+    """A model that maps items on an executor, fresh per batch or reused.
+
+    With the default lifetime ("fresh") each batch creates and shuts down its
+    pool, as a script does; "reuse" keeps one pool, created outside the timed
+    region, for all batches of a worker.
+    """
+
+    pool_kind = ""
+
+    def __init__(self, lifetime="fresh"):
+        self.lifetime = lifetime
+        self._pool = None
+
+    @property
+    def timed(self):
+        if self.lifetime == "reuse":
+            return "mapping every item on a pool created before the timed batches"
+        return ("creating the %s pool, mapping every item, shutting the pool down"
+                % self.pool_kind)
+
+    def metadata(self):
+        meta = super().metadata()
+        meta["pool_lifetime"] = self.lifetime
+        return meta
+
+    def new_pool(self):
+        raise NotImplementedError
+
+    def map(self, pool, sync_fn, items):
+        return list(pool.map(sync_fn, items))
+
+    def open(self):
+        if self.lifetime == "reuse":
+            self._pool = self.new_pool()
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def run(self, sync_fn, async_fn, items):
+        if self._pool is not None:
+            return self.map(self._pool, sync_fn, items)
+        with self.new_pool() as pool:
+            return self.map(pool, sync_fn, items)
+
+
 def positive(what, value):
     value = int(value)
     if value < 1:

@@ -11,29 +11,29 @@ import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from models.base import Model, ModelError, positive
+from models.base import ModelError, PoolModel, positive
 
 START_METHODS = ("fork", "forkserver", "spawn")
 DEFAULT_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 
-class Processes(Model):
+class Processes(PoolModel):
     family = "processes"
     OWNS = r"processes(-.*)?"
     PATTERN = (r"processes-(?P<processes>\d+)(?:-chunk-(?P<chunk>\d+))?"
                r"(?:-(?P<lifetime>reuse))?(?:-(?P<start_method>fork|forkserver|spawn))?")
     FORM = ("processes-N-chunk-C[-reuse][-fork|-forkserver|-spawn], "
             "N >= 1 and C >= 1")
+    pool_kind = "process"
 
     def __init__(self, processes, chunk=1, lifetime="fresh",
                  start_method=DEFAULT_START_METHOD):
+        super().__init__(lifetime)
         self.nprocesses = positive("the number of processes", processes)
         self.chunk = positive("the chunk size", chunk)
-        self.lifetime = lifetime
         if start_method not in multiprocessing.get_all_start_methods():
             raise ModelError("start method %r is not available here" % start_method)
         self.start_method = start_method
-        self._pool = None
 
     @property
     def name(self):
@@ -52,34 +52,15 @@ class Processes(Model):
     def processes(self):
         return self.nprocesses
 
-    @property
-    def timed(self):
-        if self.lifetime == "reuse":
-            return "mapping every item on a pool created before the timed batches"
-        return ("creating the process pool, mapping every item, "
-                "shutting the pool down")
-
     def metadata(self):
         meta = super().metadata()
         meta.update(processes=self.nprocesses, chunk_size=self.chunk,
-                    start_method=self.start_method, pool_lifetime=self.lifetime)
+                    start_method=self.start_method)
         return meta
 
-    def _new_pool(self):
+    def new_pool(self):
         context = multiprocessing.get_context(self.start_method)
         return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context)
 
-    def open(self):
-        if self.lifetime == "reuse":
-            self._pool = self._new_pool()
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def run(self, sync_fn, async_fn, items):
-        if self._pool is not None:
-            return list(self._pool.map(sync_fn, items, chunksize=self.chunk))
-        with self._new_pool() as pool:
-            return list(pool.map(sync_fn, items, chunksize=self.chunk))
+    def map(self, pool, sync_fn, items):
+        return list(pool.map(sync_fn, items, chunksize=self.chunk))

@@ -7,20 +7,19 @@ its pool, as a script does; "-reuse" keeps one pool across batches
 
 from concurrent.futures import ThreadPoolExecutor
 
-from models.base import Model, positive
+from models.base import PoolModel, positive
 
 
-class Threads(Model):
+class Threads(PoolModel):
     family = "threads"
     OWNS = r"threads(-.*)?"
     PATTERN = r"threads-(?P<threads>\d+)(?:-(?P<lifetime>reuse))?"
     FORM = "threads-N or threads-N-reuse, N >= 1"
+    pool_kind = "thread"
 
     def __init__(self, threads, lifetime="fresh"):
-        self.threads = positive("the number of threads",
-                                threads)
-        self.lifetime = lifetime
-        self._pool = None
+        super().__init__(lifetime)
+        self.threads = positive("the number of threads", threads)
 
     @property
     def name(self):
@@ -31,28 +30,10 @@ class Threads(Model):
     def workers(self):
         return self.threads
 
-    @property
-    def timed(self):
-        if self.lifetime == "reuse":
-            return "mapping every item on a pool created before the timed batches"
-        return "creating the thread pool, mapping every item, shutting the pool down"
-
     def metadata(self):
         meta = super().metadata()
-        meta.update(threads=self.threads, pool_lifetime=self.lifetime)
+        meta["threads"] = self.threads
         return meta
 
-    def open(self):
-        if self.lifetime == "reuse":
-            self._pool = ThreadPoolExecutor(max_workers=self.threads)
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def run(self, sync_fn, async_fn, items):
-        if self._pool is not None:
-            return list(self._pool.map(sync_fn, items))
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            return list(pool.map(sync_fn, items))
+    def new_pool(self):
+        return ThreadPoolExecutor(max_workers=self.threads)

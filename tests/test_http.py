@@ -258,3 +258,20 @@ def test_pyperf_timeout_leaves_no_server(tmp_path):
     assert proc.returncode != 0
     time.sleep(0.5)
     assert server_processes(since) == []
+
+
+def test_too_low_descriptor_limit_is_reported_before_starting(tmp_path):
+    import resource
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.run([sys.executable, BENCH, "--workload", "http", "--items",
+                           "1000", "--model", "asyncio", "-o", "x.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          preexec_fn=low_limit)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "bench.py: error: http/asyncio keeps up to 1000 connections open, but the "
+        "hard limit on open files is 256; raise it (ulimit -Hn, or limits.conf) "
+        "or lower the concurrency")

@@ -67,13 +67,7 @@ class Workload:
 
         Returns a summary dict (items, failures, ...) for the run's figures.
         """
-        if results is None:
-            raise CheckError("the model returned no results")
-        results = list(results)
-        if len(results) != len(reference):
-            raise CheckError("%d results for %d items: %d item(s) lost or added"
-                             % (len(results), len(reference),
-                                abs(len(reference) - len(results))))
+        results = self.check_count(results, reference)
         differ = [i for i, (got, want) in enumerate(zip(results, reference))
                   if got != want]
         if differ:
@@ -82,6 +76,18 @@ class Workload:
                              % (len(differ), len(reference), differ[0],
                                 results[differ[0]], reference[differ[0]]))
         return {"items": len(results), "failures": 0}
+
+    @staticmethod
+    def check_count(results, reference):
+        """The results as a list, or CheckError if items were lost or added."""
+        if results is None:
+            raise CheckError("the model returned no results")
+        results = list(results)
+        if len(results) != len(reference):
+            raise CheckError("%d results for %d items: %d item(s) lost or added"
+                             % (len(results), len(reference),
+                                abs(len(reference) - len(results))))
+        return results
 
     # -- figures around each batch (not timed) -----------------------------
     def before_batch(self):

@@ -231,13 +231,7 @@ class Http(Workload):
 
     def check(self, results, reference):
         """Lost or misplaced items are fatal; failed requests are counted."""
-        if results is None:
-            raise CheckError("the model returned no results")
-        results = list(results)
-        if len(results) != len(reference):
-            raise CheckError("%d results for %d items: %d item(s) lost or added"
-                             % (len(results), len(reference),
-                                abs(len(reference) - len(results))))
+        results = self.check_count(results, reference)
         failures = {}
         bytes_in = 0
         for position, (got, want) in enumerate(zip(results, reference)):

@@ -1,0 +1,167 @@
+"""report.py: golden outputs on kept bench.py JSON, comparisons, plots, bad input.
+
+tests/data/small.json and tests/data/slow.json were written by bench.py
+(commands in tests/data/README.md). Set CONCBENCH_UPDATE_GOLDEN=1 to rewrite
+the golden files after a deliberate change of the report's output.
+"""
+
+import json
+import os
+import sys
+
+import pyperf
+import pytest
+
+from conftest import ROOT, run
+
+REPORT = str(ROOT / "report.py")
+DATA = "tests/data"
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("CONCBENCH_UPDATE_GOLDEN") == "1"
+
+
+def report(*args, cwd=ROOT):
+    return run([REPORT] + list(args), cwd)
+
+
+def check_golden(name, text):
+    path = GOLDEN / name
+    if UPDATE:
+        path.write_text(text)
+    assert text == path.read_text(), "report output changed: %s" % name
+
+
+@pytest.mark.parametrize("fmt, ext", [("text", "txt"), ("markdown", "md"),
+                                      ("csv", "csv"), ("json", "json")])
+def test_golden_single_file(fmt, ext):
+    proc = report(DATA + "/small.json", "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    check_golden("small.%s" % ext, proc.stdout)
+
+
+def test_golden_comparison():
+    proc = report(DATA + "/small.json", DATA + "/slow.json")
+    assert proc.returncode == 0, proc.stderr
+    check_golden("compare.txt", proc.stdout)
+
+
+def test_kept_file_has_several_processes_and_varying_run_metadata():
+    suite = pyperf.BenchmarkSuite.load(str(ROOT / DATA / "small.json"))
+    bench = suite.get_benchmark("http/asyncio")
+    runs = [r for r in bench.get_runs() if r.values]
+    assert len(runs) >= 3
+    cpu = {r.get_metadata()["cpu_tree"] for r in runs}
+    assert len(cpu) > 1
+    # pyperf drops what differs between runs; the report must not rely on it.
+    assert "cpu_tree" not in bench.get_metadata()
+
+
+def test_rows_are_computed_from_each_run():
+    proc = report(DATA + "/small.json", "--format", "json")
+    data = json.loads(proc.stdout)
+    rows = {r["benchmark"]: r for w in data["workloads"].values() for r in w["rows"]}
+    seq = rows["sleep/sequential"]
+    assert seq["speedup"] == pytest.approx(1.0)
+    assert seq["efficiency"] is not None and 0 < seq["efficiency"] <= 1.05
+    assert rows["sleep/asyncio"]["speedup"] > 3
+    assert rows["sleep/threads-4"]["speedup"] > 2
+    for name, row in rows.items():
+        assert row["mem_peak_bytes"] > 10 * 2**20, name
+        assert row["cpu_cores"] > 0, name
+        assert row["failures"] == 0, name
+    suite = pyperf.BenchmarkSuite.load(str(ROOT / DATA / "small.json"))
+    bench = suite.get_benchmark("rotate/processes-2-chunk-2")
+    peaks = sorted(r.get_metadata()["mem_tree_peak"] for r in bench.get_runs()
+                   if r.values)
+    median = peaks[len(peaks) // 2]
+    assert rows["rotate/processes-2-chunk-2"]["mem_peak_bytes"] == median
+
+
+def test_workload_filter_and_sort():
+    proc = report(DATA + "/small.json", "--workload", "sleep", "--sort", "time",
+                  "--format", "csv")
+    lines = proc.stdout.splitlines()[1:]
+    assert all(line.startswith("sleep,") for line in lines)
+    times = [float(line.split(",")[2]) for line in lines]
+    assert times == sorted(times)
+
+
+def test_comparison_direction_and_significance():
+    proc = report(DATA + "/small.json", DATA + "/slow.json", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    records = {r["benchmark"]: r for r in json.loads(proc.stdout)["benchmarks"]}
+    slow = records["sleep/sequential"]["files"][1]
+    assert slow["time_change"].endswith("slower") and slow["time_ratio"] > 1.5
+    assert slow["time_significant"] is True
+    same = records["sleep/sequential"]["files"][0]
+    assert "time_change" not in same
+
+
+def test_takeaways_name_the_fastest_model():
+    proc = report(DATA + "/small.json")
+    assert "fastest: " in proc.stdout
+    assert "best thread count: " in proc.stdout
+
+
+def test_plots_are_png(tmp_path):
+    proc = report(DATA + "/small.json", "--plot", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    from PIL import Image
+    pngs = sorted(p.name for p in tmp_path.iterdir())
+    assert "rotate.png" in pngs and "rotate-scaling.png" in pngs
+    for name in pngs:
+        with Image.open(tmp_path / name) as image:
+            assert image.format == "PNG"
+            assert image.size[0] > 300 and image.size[1] > 200
+            assert sum(1 for n in image.convert("L").histogram() if n) > 10
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None; sys.path.insert(0, %r); "
+            "import report; sys.exit(report.main([%r, '--plot', %r]))"
+            % (str(ROOT), str(ROOT / DATA / "small.json"), str(tmp_path)))
+    proc = run(["-c", code], ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "report.py: error: --plot needs matplotlib: pip install -e '.[plot]' "
+        "(or pip install matplotlib)")
+
+
+def test_pyperf_file_without_our_metadata(tmp_path):
+    bench = pyperf.Benchmark([pyperf.Run([1.0, 1.1, 0.9], metadata={"name": "plain"},
+                                         collect_metadata=False)])
+    path = tmp_path / "plain.json"
+    bench.dump(str(path))
+    proc = report(path)
+    assert proc.returncode == 0, proc.stderr
+    assert "carry no concurrency-bench metadata" in proc.stdout
+    assert "plain" in proc.stdout and "1.00 s +- 100 ms" in proc.stdout
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    ("not json at all", "not a JSON file"),
+    ("{\"a\": 1}", "not one written by pyperf"),
+    ("[1, 2]", "not one written by pyperf"),
+    ("{\"version\": \"1.0\", \"benchmarks\": [{\"runs\": \"x\"}]}", "pyperf cannot read it"),
+    ("{\"version\": \"1.0\", \"benchmarks\": [", "not a JSON file"),
+])
+def test_bad_input_one_line_exit_2(tmp_path, content, message):
+    path = tmp_path / "in.json"
+    if content is not None:
+        path.write_text(content)
+    proc = report(path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("report.py: error: "), proc.stderr
+    assert message in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_options(tmp_path):
+    proc = report(DATA + "/small.json", "--format", "xml")
+    assert proc.returncode == 2 and "invalid choice: 'xml'" in proc.stderr
+    proc = report(DATA + "/small.json", "--workload", "nope")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("report.py: error: tests/data/small.json: no "
+                                   "benchmark of workload nope")
