@@ -204,6 +204,7 @@ def _children_linux(pid):
 
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+MIB = 1024 * 1024
 
 
 def _stat_linux(pid):
@@ -241,9 +242,9 @@ class TreeMemory:
     page tables), RSS microseconds. So every sample reads RSS and estimates
     each process's PSS as its RSS minus the shared part (RSS - PSS) found at
     its last PSS reading; PSS itself is read when a process appears, when
-    the tree's RSS reaches a new high, and at least every half second, as
-    often as a budget of about 5% of the sampler's time allows. The tree is
-    listed again every 20 ms, or less often when listing is slow: finding
+    the tree's RSS grows 5% past its last high, and at least every second,
+    as often as a budget of 1% of the sampler's time allows. The tree is
+    listed again every 50 ms, or less often when listing is slow: finding
     children means reading a file per thread, which adds up in a process
     with hundreds of threads.
     """
@@ -261,7 +262,7 @@ class TreeMemory:
 
     def sample(self, force=False):
         now = time.monotonic()
-        if force or now - self.listed >= max(0.02, 50 * self.list_cost):
+        if force or now - self.listed >= max(0.05, 100 * self.list_cost):
             started = time.perf_counter()
             self.pids = _tree_linux(self.root, self.exclude)
             self.list_cost = time.perf_counter() - started
@@ -276,8 +277,9 @@ class TreeMemory:
             threads += count
         total_rss = sum(rss.values())
         due = (force or any(pid not in self.shared for pid in rss)
-               or total_rss > self.rss_high or now - self.last_read > 0.5)
-        if due and (force or now - self.last_read >= 20 * self.read_cost):
+               or total_rss > self.rss_high * 1.05 + MIB
+               or now - self.last_read > 1.0)
+        if due and (force or now - self.last_read >= 100 * self.read_cost):
             started = time.perf_counter()
             for pid in list(rss):
                 try:
@@ -330,14 +332,15 @@ def choose_method(pid):
 def sampler_main(root):
     """Answer each 'start' and 'stop' line with one line of figures.
 
-    Between a start and a stop, sample every 5 ms (20 ms where only psutil
-    is available); the start and stop samples read PSS in full.
+    Between a start and a stop, sample every 5 ms for the first 50 ms (short
+    batches), then every 10 ms (20 ms where only psutil is available); the
+    start and stop samples read PSS in full.
     """
     method = choose_method(root)
     exclude = {os.getpid()}
     if method == "pss":
         tree = TreeMemory(root, exclude)
-        sample, interval = tree.sample, 0.005
+        sample, interval = tree.sample, 0.01
     else:
         def sample(force=False):
             return sample_tree_psutil(root, exclude, method)
@@ -355,7 +358,9 @@ def sampler_main(root):
         peak = sample(force=True)
         reply(peak, 1)
         samples = 1
-        while not select.select([stdin], [], [], interval)[0]:
+        started = time.monotonic()
+        while not select.select([stdin], [], [], interval if time.monotonic()
+                                - started > 0.05 else min(interval, 0.005))[0]:
             peak = [max(p, f) for p, f in zip(peak, sample())]
             samples += 1
         command = stdin.readline().strip()
