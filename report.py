@@ -534,6 +534,7 @@ def plot(suite, directory, workloads=None):
                           "(or pip install matplotlib)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     os.makedirs(directory, exist_ok=True)
     written = []
@@ -575,6 +576,7 @@ def plot(suite, directory, workloads=None):
                 axis.axhline(reference.mean * 1e3, color="gray", linestyle="--",
                              label="sequential")
             axis.set_xscale("log", base=2)
+            axis.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%d"))
             axis.set_xlabel("workers")
             axis.set_ylabel("time (ms)")
             axis.set_title("%s: time against worker count" % name)
