@@ -1,7 +1,5 @@
 """bench.py end to end: JSON that pyperf reads, stable names, bad input."""
 
-import json
-import sys
 
 import pyperf
 import pytest

@@ -7,7 +7,6 @@ the golden files after a deliberate change of the report's output.
 
 import json
 import os
-import sys
 
 import pyperf
 import pytest
