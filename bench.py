@@ -28,6 +28,7 @@ import metrics
 import models
 import workloads
 from presets import DEFAULT_PRESET, PRESETS
+from servers import raise_nofile_limit
 from workloads.base import CheckError
 
 PROG = "bench.py"
@@ -343,18 +344,6 @@ class Progress:
 
 
 # -- the load server and descriptors (master process) -----------------------
-
-def raise_nofile_limit():
-    """Raise the soft limit on open files to the hard one; return the hard one."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return None if hard == resource.RLIM_INFINITY else hard
-
 
 def check_descriptors(matrix, hard_limit):
     """Say before starting when a model needs more sockets than allowed."""

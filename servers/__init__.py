@@ -10,3 +10,19 @@ Built on aiohttp.web running on uvloop. Endpoints:
 ``python -m servers --host 0.0.0.0 --port 8080`` runs it on its own for a
 two-machine set-up.
 """
+
+
+def raise_nofile_limit():
+    """Raise the soft limit on open files to the hard one; return the hard one.
+
+    Thousands of concurrent connections need thousands of descriptors, on
+    the client's side (bench.py) and on the server's.
+    """
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return None if hard == resource.RLIM_INFINITY else hard

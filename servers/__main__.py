@@ -12,16 +12,7 @@ import threading
 import time
 import urllib.request
 
-
-def raise_nofile_limit():
-    """Thousands of concurrent connections need thousands of descriptors."""
-    try:
-        import resource
-    except ImportError:
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+from servers import raise_nofile_limit
 
 
 def free_port(host):

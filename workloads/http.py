@@ -19,6 +19,7 @@ Failures are counted, never fatal: timeouts, connection errors, statuses of
 has a timeout.
 """
 
+import asyncio
 import functools
 import json
 import os
@@ -121,7 +122,8 @@ class AsyncFetcher:
         self._sessions = {}
 
     def _session(self):
-        import asyncio
+        """The loop's client, created on first use with the request timeout,
+        so that nothing per request is built on the timed path."""
         loop = asyncio.get_running_loop()
         session = self._sessions.get(loop)
         if session is None:
@@ -131,12 +133,15 @@ class AsyncFetcher:
                     max_connections=None,
                     max_keepalive_connections=None if self.keepalive else 0)
                 headers = {} if self.keepalive else {"Connection": "close"}
-                session = httpx.AsyncClient(limits=limits, headers=headers)
+                session = httpx.AsyncClient(limits=limits, headers=headers,
+                                            timeout=self.timeout)
             else:
                 import aiohttp
                 connector = aiohttp.TCPConnector(limit=0,
                                                  force_close=not self.keepalive)
-                session = aiohttp.ClientSession(connector=connector)
+                session = aiohttp.ClientSession(
+                    connector=connector,
+                    timeout=aiohttp.ClientTimeout(total=self.timeout))
             self._sessions[loop] = session
         return session
 
@@ -146,12 +151,10 @@ class AsyncFetcher:
         session = self._session()
         try:
             if self.client == "httpx":
-                response = await session.get(url, timeout=self.timeout)
+                response = await session.get(url)
                 status, body = response.status_code, response.content
             else:
-                import aiohttp
-                timeout = aiohttp.ClientTimeout(total=self.timeout)
-                async with session.get(url, timeout=timeout) as response:
+                async with session.get(url) as response:
                     status = response.status
                     body = await response.read()
         except Exception as exc:    # counted, never fatal
@@ -160,7 +163,6 @@ class AsyncFetcher:
                        expected_size(self.endpoint, latency_ms, size))
 
     async def close_loop(self):
-        import asyncio
         session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
             if self.client == "httpx":
