@@ -27,6 +27,7 @@ import metrics
 
 import models
 import workloads
+from models.base import BatchClock
 from presets import DEFAULT_PRESET, PRESETS
 from servers import raise_nofile_limit
 from workloads.base import CheckError
@@ -57,10 +58,20 @@ WORKLOAD_OPTIONS = {
                   "reuse HTTP connections, or open one per request"),
     "endpoint": ("--http-endpoint", ("work", "httpbin"),
                  "the load server's /work, or httpbin's /delay and /bytes"),
+    "db_driver": ("--db-driver", ("psycopg", "psycopg+asyncpg", "pymysql+aiomysql"),
+                  "database drivers (sync+async); default: psycopg for "
+                  "PostgreSQL, pymysql+aiomysql for MySQL/MariaDB"),
+    "db_connections": ("--db-connections", ("per-item", "pooled"),
+                       "connect per query, or reuse connections opened before "
+                       "the timed region"),
+    "query_timeout_s": ("--db-timeout", (float, 0.001, 3600.0),
+                        "timeout of each database query, in seconds"),
 }
 # Options of ours that workers must receive too.
-FORWARDED = (["preset", "workload", "model", "server_url", "no_run_figures"]
-             + list(WORKLOAD_OPTIONS))
+FORWARDED = (["preset", "workload", "model", "server_url", "db_url",
+              "no_run_figures"] + list(WORKLOAD_OPTIONS))
+# A workload that needs a URL the user must give: parameter -> option.
+URL_PARAMS = {"db_url": "--db-url"}
 
 
 def fail(message, status=2):
@@ -96,8 +107,18 @@ def server_url(text):
     parts = urllib.parse.urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise argparse.ArgumentTypeError(
-            "--server-url: %r is not an http:// or https:// URL with a host" % text)
+            "%r is not an http:// or https:// URL with a host" % text)
     return text.rstrip("/")
+
+
+def db_url(text):
+    from workloads.db import parse_url
+
+    try:
+        parse_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def add_options(parser):
@@ -120,6 +141,10 @@ def add_options(parser):
                        help="run the http workload against this server (python "
                        "-m servers on another machine, or an httpbin) instead of "
                        "starting the local one")
+    group.add_argument("--db-url", type=db_url, metavar="URL",
+                       help="run the db workload against this server: "
+                       "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE or "
+                       "mysql://... (without it, db is left out)")
     for param, (option, spec, help_text) in WORKLOAD_OPTIONS.items():
         group.add_argument(option, dest=param, type=converter(spec, option),
                            help=help_text + " (overrides the preset)")
@@ -160,6 +185,11 @@ class Bench:
     def metadata(self):
         meta = self.workload.metadata()
         meta.update(self.model.metadata())
+        note = self.workload.timed_note(self.model)
+        if note:
+            meta["timed"] = "%s; %s" % (meta["timed"], note)
+        meta.update(library_versions(self.workload.libraries()
+                                     + self.model.libraries()))
         meta["batch_check"] = ("every item's result equals the sequential "
                                "reference, computed outside the timed region")
         return meta
@@ -173,6 +203,8 @@ class Bench:
             async_fn = self.workload.async_function()
             self.model.open()
             atexit.register(self.model.close)
+            self.workload.open(self.model)
+            atexit.register(self.workload.close)
             self._prepared = (items, reference, sync_fn, async_fn)
         return self._prepared
 
@@ -202,7 +234,15 @@ def select_models(preset_names, patterns):
                   key=lambda m: order.get(m.name, len(order)))
 
 
-def build_matrix(args):
+def missing_urls(cls, args):
+    """The options naming a server this workload needs and was not given."""
+    return [option for param, option in URL_PARAMS.items()
+            if param in cls.PARAMS and not getattr(args, param)]
+
+
+def build_matrix(args, left_out=None):
+    """The benchmarks to run. A preset's workload that needs a URL the user
+    did not give is left out, with the reason added to ``left_out``."""
     preset = PRESETS[args.preset]
     if args.workload:
         names = split(args.workload)
@@ -212,8 +252,21 @@ def build_matrix(args):
                  % (",".join(unknown) or args.workload,
                     ", ".join(workloads.REGISTRY)))
         names = [name for name in workloads.REGISTRY if name in names]
+        for name in names:
+            missing = missing_urls(workloads.get(name), args)
+            if missing:
+                fail("the %s workload needs %s (see --help)"
+                     % (name, " and ".join(missing)))
     else:
-        names = list(preset["workloads"])
+        names = []
+        for name in preset["workloads"]:
+            missing = missing_urls(workloads.get(name), args)
+            if missing:
+                if left_out is not None:
+                    left_out.append("%s: left out, it needs %s"
+                                    % (name, " and ".join(missing)))
+            else:
+                names.append(name)
 
     classes = {name: workloads.get(name) for name in names}
     for param, (option, *_rest) in WORKLOAD_OPTIONS.items():
@@ -223,18 +276,20 @@ def build_matrix(args):
             fail("%s does not apply to the selected workloads (%s)"
                  % (option, ", ".join(names)))
 
-    if args.server_url and not any("server_url" in cls.PARAMS
-                                   for cls in classes.values()):
-        fail("--server-url does not apply to the selected workloads (%s)"
-             % ", ".join(names))
+    for param, option in dict(URL_PARAMS, server_url="--server-url").items():
+        if getattr(args, param) and not any(param in cls.PARAMS
+                                            for cls in classes.values()):
+            fail("%s does not apply to the selected workloads (%s)"
+                 % (option, ", ".join(names)))
 
     patterns = split(args.model) if args.model else None
     matrix = []
     for name in names:
         cls = classes[name]
         params = dict(preset["workloads"].get(name, {}))
-        if "server_url" in cls.PARAMS and args.server_url:
-            params["server_url"] = args.server_url
+        for param in ("server_url",) + tuple(URL_PARAMS):
+            if param in cls.PARAMS and getattr(args, param):
+                params[param] = getattr(args, param)
         for param in WORKLOAD_OPTIONS:
             value = getattr(args, param)
             if value is not None and param in cls.PARAMS:
@@ -267,9 +322,10 @@ def time_batches(loops, bench):
         try:
             before = workload.before_batch()
             probe = metrics.BatchProbe() if metrics.active() else None
-            start = time.perf_counter()
-            results = run(sync_fn, async_fn, items)
-            batch_time = time.perf_counter() - start
+            clock = BatchClock()
+            results = run(sync_fn, async_fn, items, clock)
+            clock.stop()
+            batch_time = clock.elapsed
             tree = probe.finish() if probe else {}
             elapsed += batch_time
             figures = workload.check(results, reference)
@@ -299,8 +355,19 @@ def worker_fail(message):
 
 # -- metadata for every benchmark -------------------------------------------
 
-def suite_metadata(preset_name):
+def library_versions(distributions):
     import importlib.metadata
+
+    versions = {}
+    for dist in distributions:
+        try:
+            versions["%s_version" % dist.lower()] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def suite_metadata(preset_name):
     import sysconfig
 
     meta = {"preset": preset_name}
@@ -309,11 +376,7 @@ def suite_metadata(preset_name):
         else "disabled"
     meta["free_threaded_build"] = \
         "yes" if sysconfig.get_config_var("Py_GIL_DISABLED") else "no"
-    for dist in ("pyperf", "Pillow", "uvloop", "psutil"):
-        try:
-            meta["%s_version" % dist.lower()] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
+    meta.update(library_versions(("pyperf", "Pillow", "uvloop", "psutil")))
     return meta
 
 
@@ -345,22 +408,40 @@ class Progress:
 
 # -- the load server and descriptors (master process) -----------------------
 
+def uses_sockets(bench):
+    return any(param in bench.workload.params
+               for param in ("server_url",) + tuple(URL_PARAMS))
+
+
+def in_flight(bench):
+    return bench.model.in_flight(bench.workload.params["items"])
+
+
 def check_descriptors(matrix, hard_limit):
     """Say before starting when a model needs more sockets than allowed."""
     if hard_limit is None:
         return
     for bench in matrix:
-        if bench.workload.kind != "io" or "server_url" not in bench.workload.params:
+        if not uses_sockets(bench):
             continue
-        items = bench.workload.params["items"]
-        in_flight = min(items, bench.model.workers or items)
-        if bench.model.processes > 1:
-            in_flight = min(items, bench.model.processes)
-        needed = in_flight + 64
+        connections = in_flight(bench)
+        needed = connections + 64
         if needed > hard_limit:
             fail("%s keeps up to %d connections open, but the hard limit on open "
                  "files is %d; raise it (ulimit -Hn, or limits.conf) or lower the "
-                 "concurrency" % (bench.name, in_flight, hard_limit))
+                 "concurrency" % (bench.name, connections, hard_limit))
+
+
+def preflight(matrix):
+    """Each workload checks its server before any benchmark starts."""
+    by_workload = {}
+    for bench in matrix:
+        by_workload.setdefault(bench.workload, {})[bench.name] = in_flight(bench)
+    for workload, counts in by_workload.items():
+        try:
+            workload.preflight(counts)
+        except ValueError as exc:
+            fail(str(exc))
 
 
 def check_server(url):
@@ -415,10 +496,13 @@ def main():
     hard_limit = raise_nofile_limit()
     if not args.worker:
         check_output(args)
-    matrix = build_matrix(args)
+    left_out = []
+    matrix = build_matrix(args, left_out)
     if args.list:
         for bench in matrix:
             print(bench.name)
+        for line in left_out:
+            print("# " + line, file=sys.stderr)
         return
     if not matrix:
         fail("the selection is empty")
@@ -428,6 +512,7 @@ def main():
         enable_run_figures(runner.args)
     if not args.worker:
         check_descriptors(matrix, hard_limit)
+        preflight(matrix)
         if any("server_url" in b.workload.params for b in matrix):
             if args.server_url:
                 check_server(args.server_url)

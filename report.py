@@ -319,7 +319,8 @@ def header_lines(suites, paths):
 def workload_params(rows):
     meta = rows[0].meta
     keys = ("items_per_batch", "latency_ms", "jitter_ms", "size_bytes", "image_size",
-            "rotations", "http_client", "keepalive", "seed")
+            "rotations", "http_client", "keepalive", "db_engine", "db_driver",
+            "db_connections", "seed")
     parts = ["%s=%s" % (k, meta[k]) for k in keys if k in meta]
     return ", ".join(parts)
 

@@ -7,6 +7,8 @@ returns one result per item, in item order.
 
 import asyncio
 import re
+import threading
+import time
 
 LOOPS = ("asyncio", "uvloop")
 POOL_LIFETIMES = ("fresh", "reuse")
@@ -26,6 +28,10 @@ class Model:
     FORM = ""
     # What the timed region holds; recorded in metadata and in the README.
     timed = ""
+    # Which form of the item the model calls ("sync" or "async"), and
+    # whether items run in other processes than the one that prepared them.
+    item_side = "sync"
+    runs_in_subprocesses = False
 
     @classmethod
     def parse(cls, name):
@@ -58,6 +64,10 @@ class Model:
         """How many processes run items (P in the ideal time)."""
         return 1
 
+    def in_flight(self, items):
+        """The most items in progress at once in a batch of ``items``."""
+        return min(items, self.workers or items)
+
     def metadata(self):
         return {"model": self.name, "model_family": self.family,
                 "timed": self.timed}
@@ -71,8 +81,36 @@ class Model:
     def close(self):
         """Release what open() created."""
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
+        """Results of every item, in item order. ``clock`` is the batch's
+        BatchClock: only models that run event loops touch it."""
         raise NotImplementedError
+
+
+class BatchClock:
+    """The timed region of one batch.
+
+    time_batches starts it just before Model.run and stops it just after. An
+    event-loop model whose async item keeps resources per loop (``open_loop``:
+    pooled database connections) restarts it once every loop has opened them,
+    and stops it before they close, so that they stay outside the timed
+    region as the workload promises.
+    """
+
+    def __init__(self):
+        self.started = time.perf_counter()
+        self.stopped = None
+
+    def restart(self):
+        self.started = time.perf_counter()
+
+    def stop(self):
+        if self.stopped is None:
+            self.stopped = time.perf_counter()
+
+    @property
+    def elapsed(self):
+        return self.stopped - self.started
 
 
 class PoolModel(Model):
@@ -116,7 +154,7 @@ class PoolModel(Model):
             self._pool.shutdown()
             self._pool = None
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         if self._pool is not None:
             return self.map(self._pool, sync_fn, items)
         with self.new_pool() as pool:
@@ -137,19 +175,30 @@ def new_loop(loop):
     return asyncio.new_event_loop()
 
 
-def run_on_new_loop(loop, async_fn, main):
+def run_on_new_loop(loop, async_fn, main, concurrency=1, ready=None, done=None):
     """Run ``main()`` on a new event loop of kind ``loop`` and close it.
 
     Mirrors asyncio.run() (remaining tasks cancelled, async generators and the
     default executor shut down) for both loop kinds, on every Python version.
     If ``async_fn`` has a ``close_loop`` coroutine method (a client session
-    opened per loop), it is awaited after ``main()``, on the same loop.
+    opened per loop), it is awaited after ``main()``, on the same loop. If it
+    has an ``open_loop(concurrency)`` coroutine method, that is awaited first,
+    then ``ready()`` is called; ``done()`` is called when ``main()`` is over:
+    the model's way to keep what open_loop opens out of the timed region.
     """
+    open_loop = getattr(async_fn, "open_loop", None)
     close_loop = getattr(async_fn, "close_loop", None)
 
     async def main_then_close():
         try:
-            return await main()
+            if open_loop is not None:
+                await open_loop(concurrency)
+                if ready is not None:
+                    ready()
+            result = await main()
+            if open_loop is not None and done is not None:
+                done()
+            return result
         finally:
             if close_loop is not None:
                 await close_loop()
@@ -171,6 +220,32 @@ def run_on_new_loop(loop, async_fn, main):
         finally:
             asyncio.set_event_loop(None)
             event_loop.close()
+
+
+def clock_callbacks(clock):
+    """run_on_new_loop's ready and done for a model with one event loop."""
+    if clock is None:
+        return {}
+    return {"ready": clock.restart, "done": clock.stop}
+
+
+class LoopBarrier:
+    """ready and done for several loops in threads: the clock restarts when
+    every loop is ready and stops when every loop is done. A loop that fails
+    breaks the barriers, so that the others raise instead of waiting."""
+
+    def __init__(self, parties, clock):
+        self.ready_barrier = threading.Barrier(
+            parties, action=clock.restart if clock else None)
+        self.done_barrier = threading.Barrier(
+            parties, action=clock.stop if clock else None)
+
+    def callbacks(self):
+        return {"ready": self.ready_barrier.wait, "done": self.done_barrier.wait}
+
+    def abort(self):
+        self.ready_barrier.abort()
+        self.done_barrier.abort()
 
 
 async def gather_items(async_fn, items, limit=None):

@@ -7,7 +7,7 @@ loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
 
 from concurrent.futures import ThreadPoolExecutor
 
-from models.base import Model, gather_items, positive, run_on_new_loop
+from models.base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
 
 
 class Hybrid(Model):
@@ -15,6 +15,7 @@ class Hybrid(Model):
     OWNS = r"hybrid(-.*)?"
     PATTERN = r"hybrid-(?P<threads>\d+)(?:-(?P<loop>uvloop))?"
     FORM = "hybrid-N or hybrid-N-uvloop, N >= 1"
+    item_side = "async"
     timed = ("creating the threads, one event loop per thread running its "
              "share of the items as tasks, closing the loops, joining the threads")
 
@@ -39,14 +40,20 @@ class Hybrid(Model):
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
 
-    def _run_share(self, async_fn, share):
-        return run_on_new_loop(self.loop, async_fn,
-                               lambda: gather_items(async_fn, share))
+    def _run_share(self, async_fn, share, barrier):
+        try:
+            return run_on_new_loop(self.loop, async_fn,
+                                   lambda: gather_items(async_fn, share),
+                                   len(share), **barrier.callbacks())
+        except BaseException:
+            barrier.abort()
+            raise
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         shares = [items[i::self.threads] for i in range(self.threads)]
+        barrier = LoopBarrier(self.threads, clock)
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
-            futures = [pool.submit(self._run_share, async_fn, share)
+            futures = [pool.submit(self._run_share, async_fn, share, barrier)
                        for share in shares]
             share_results = [future.result() for future in futures]
         results = [None] * len(items)

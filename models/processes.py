@@ -25,6 +25,7 @@ class Processes(PoolModel):
     FORM = ("processes-N-chunk-C[-reuse][-fork|-forkserver|-spawn], "
             "N >= 1 and C >= 1")
     pool_kind = "process"
+    runs_in_subprocesses = True
 
     def __init__(self, processes, chunk=1, lifetime="fresh",
                  start_method=DEFAULT_START_METHOD):

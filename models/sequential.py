@@ -14,5 +14,5 @@ class Sequential(Model):
     def name(self):
         return "sequential"
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         return [sync_fn(item) for item in items]

@@ -4,7 +4,7 @@ The "falsely asynchronous" case of seeds/003: async syntax, sequential
 behaviour. Shows what an event loop costs when nothing runs concurrently.
 """
 
-from models.base import Model, run_on_new_loop
+from models.base import Model, clock_callbacks, run_on_new_loop
 
 
 async def await_in_turn(async_fn, items):
@@ -16,6 +16,7 @@ class Serial(Model):
     OWNS = r"(asyncio|uvloop)-serial.*"
     PATTERN = r"(?P<loop>asyncio|uvloop)-serial"
     FORM = "asyncio-serial or uvloop-serial"
+    item_side = "async"
     timed = "creating the event loop, awaiting every item in turn, closing the loop"
 
     def __init__(self, loop="asyncio"):
@@ -33,6 +34,7 @@ class Serial(Model):
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         return run_on_new_loop(self.loop, async_fn,
-                               lambda: await_in_turn(async_fn, items))
+                               lambda: await_in_turn(async_fn, items),
+                               1, **clock_callbacks(clock))

@@ -5,7 +5,8 @@ default loop, "uvloop" is uvloop's); "-limit-C" caps the items in progress
 with a semaphore. Creating and closing the loop is inside the timed region.
 """
 
-from models.base import Model, gather_items, positive, run_on_new_loop
+from models.base import (Model, clock_callbacks, gather_items, positive,
+                         run_on_new_loop)
 
 
 class Tasks(Model):
@@ -13,6 +14,7 @@ class Tasks(Model):
     OWNS = r"(asyncio|uvloop)(-limit.*)?"
     PATTERN = r"(?P<loop>asyncio|uvloop)(?:-limit-(?P<limit>\d+))?"
     FORM = "asyncio, uvloop, asyncio-limit-C or uvloop-limit-C, C >= 1"
+    item_side = "async"
     timed = "creating the event loop, running every item as a task, closing the loop"
 
     def __init__(self, loop="asyncio", limit=None):
@@ -38,6 +40,8 @@ class Tasks(Model):
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
+        concurrency = min(len(items), self.limit or len(items))
         return run_on_new_loop(self.loop, async_fn,
-                               lambda: gather_items(async_fn, items, self.limit))
+                               lambda: gather_items(async_fn, items, self.limit),
+                               concurrency, **clock_callbacks(clock))

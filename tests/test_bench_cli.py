@@ -154,7 +154,7 @@ def test_failed_check_stops_the_benchmark_loudly(capsys):
     import workloads
 
     class LosesAnItem(models.FAMILIES[0]):
-        def run(self, sync_fn, async_fn, items):
+        def run(self, sync_fn, async_fn, items, clock=None):
             return super().run(sync_fn, async_fn, items)[1:]
 
     workload = workloads.get("sleep")(items=5, latency_ms=1.0, jitter_ms=0.0)

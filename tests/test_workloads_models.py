@@ -92,21 +92,21 @@ def test_rotate_result_is_a_digest_of_rotated_pixels():
 class Dropping(models.FAMILIES[0]):
     """Sequential, but loses the last item."""
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         return super().run(sync_fn, async_fn, items)[:-1]
 
 
 class Corrupting(models.FAMILIES[0]):
     """Sequential, but one item's result is wrong."""
 
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         results = super().run(sync_fn, async_fn, items)
         results[len(results) // 2] = "corrupt"
         return results
 
 
 class Reordering(models.FAMILIES[0]):
-    def run(self, sync_fn, async_fn, items):
+    def run(self, sync_fn, async_fn, items, clock=None):
         return list(reversed(super().run(sync_fn, async_fn, items)))
 
 

@@ -11,6 +11,7 @@ REGISTRY = {
     "rotate": "workloads.rotate:Rotate",
     "sleep": "workloads.sleep:Sleep",
     "http": "workloads.http:Http",
+    "db": "workloads.db:Db",
 }
 
 

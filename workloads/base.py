@@ -89,6 +89,18 @@ class Workload:
                                 abs(len(reference) - len(results))))
         return results
 
+    # -- resources that outlive a batch (not timed) -------------------------
+    def preflight(self, in_flight):
+        """Called once in the master before any benchmark, with the most items
+        each benchmark keeps in progress ({name: count}); raise ValueError
+        with a one-line message if the run cannot succeed."""
+
+    def open(self, model):
+        """Called once per worker before its batches, for ``model``."""
+
+    def close(self):
+        """Release what open() created."""
+
     # -- figures around each batch (not timed) -----------------------------
     def before_batch(self):
         """Called before each timed batch, outside the timed region."""
@@ -106,6 +118,10 @@ class Workload:
             # Per-run figures use "items" for the items actually run.
             meta["items_per_batch" if key == "items" else key] = value
         return meta
+
+    def timed_note(self, model):
+        """What this workload adds to ``model``'s timed region, if anything."""
+        return ""
 
     def libraries(self):
         """Distribution names whose versions belong in the metadata."""

@@ -1,0 +1,276 @@
+"""The db workload against real PostgreSQL and MariaDB/MySQL servers.
+
+The servers come from CONCBENCH_PG_URL and CONCBENCH_MYSQL_URL (defaults: the
+local ones of the README). Where a server does not answer, its tests skip,
+except under .ci/run (CONCBENCH_REQUIRE_SERVICES=1), where they fail.
+"""
+
+import asyncio
+import os
+import time
+
+import pytest
+import pyperf
+
+import models
+from conftest import TINY_RUNNER, run, run_bench, skip_or_fail
+from models.base import BatchClock
+from workloads import db
+from workloads.base import CheckError
+
+URLS = {
+    "postgresql": os.environ.get("CONCBENCH_PG_URL",
+                                 "postgresql://postgres@127.0.0.1:5432/test"),
+    "mysql": os.environ.get("CONCBENCH_MYSQL_URL",
+                            "mysql://root@127.0.0.1:3306/test"),
+}
+DRIVERS = {"postgresql": ["psycopg", "psycopg+asyncpg"],
+           "mysql": ["pymysql+aiomysql"]}
+
+MODELS = ["sequential", "threads-4", "threads-3-reuse", "processes-2-chunk-1",
+          "processes-2-chunk-3-reuse", "asyncio", "uvloop", "asyncio-limit-3",
+          "asyncio-serial", "uvloop-serial", "hybrid-2", "hybrid-3-uvloop"]
+
+_reachable = {}
+
+
+def server_url(engine):
+    """The engine's URL, or a skip (a failure under .ci/run) with the reason."""
+    url = URLS[engine]
+    if engine not in _reachable:
+        workload = db.Db(db_url=url)
+        try:
+            workload.preflight({})
+            _reachable[engine] = None
+        except ValueError as exc:
+            _reachable[engine] = str(exc)
+    if _reachable[engine]:
+        skip_or_fail("no %s server: %s" % (engine, _reachable[engine]))
+    return url
+
+
+def run_batch(model_name, clock=None, **params):
+    """One verified batch, in this process: (summary, results, reference)."""
+    workload = db.Db(**params)
+    model = models.parse(model_name)
+    items = workload.make_items()
+    reference = workload.reference(items)
+    sync_fn, async_fn = workload.sync_function(), workload.async_function()
+    model.open()
+    workload.open(model)
+    try:
+        results = model.run(sync_fn, async_fn, items, clock)
+    finally:
+        workload.close()
+        model.close()
+    return workload.check(results, reference), results, reference
+
+
+@pytest.mark.parametrize("connections", ["per-item", "pooled"])
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+@pytest.mark.parametrize("model_name", MODELS)
+def test_every_model_verified(engine, connections, model_name):
+    url = server_url(engine)
+    summary, results, reference = run_batch(
+        model_name, db_url=url, db_connections=connections, items=8,
+        latency_ms=5.0, jitter_ms=2.0)
+    assert summary == {"items": 8, "failures": 0}
+    assert results == reference
+
+
+@pytest.mark.parametrize("engine,driver", [(e, d) for e in DRIVERS for d in DRIVERS[e]])
+@pytest.mark.parametrize("model_name", ["threads-2", "asyncio", "hybrid-2"])
+def test_every_driver_verified(engine, driver, model_name):
+    url = server_url(engine)
+    summary, _, _ = run_batch(model_name, db_url=url, db_driver=driver,
+                              db_connections="pooled", items=6, latency_ms=1.0)
+    assert summary == {"items": 6, "failures": 0}
+
+
+def test_a_wrong_row_is_caught():
+    url = server_url("postgresql")
+    workload = db.Db(db_url=url, items=4, latency_ms=0.0)
+    items = workload.make_items()
+    results = [workload.sync_function()(item) for item in items]
+    reference = workload.reference(items)
+    assert workload.check(results, reference)["failures"] == 0
+    index, value, failure = results[2]
+    results[2] = (index, value + 1, failure)
+    with pytest.raises(CheckError, match="item 2 got the row"):
+        workload.check(results, reference)
+
+
+@pytest.mark.parametrize("connections,connects", [("per-item", 8), ("pooled", 3)])
+def test_pooled_event_loop_opens_as_many_connections_as_the_concurrency(
+        monkeypatch, connections, connects):
+    url = server_url("postgresql")
+    calls = []
+    real = db.connect_async
+
+    async def counting(*args):
+        calls.append(args)
+        return await real(*args)
+    monkeypatch.setattr(db, "connect_async", counting)
+    summary, _, _ = run_batch("asyncio-limit-3", db_url=url, items=8,
+                              latency_ms=1.0, db_connections=connections)
+    assert summary["failures"] == 0
+    assert len(calls) == connects
+
+
+def test_pooled_threads_reuse_the_pool_opened_before_the_batch():
+    url = server_url("mysql")
+    workload = db.Db(db_url=url, items=9, latency_ms=1.0, db_connections="pooled")
+    model = models.parse("threads-3")
+    workload.open(model)
+    try:
+        opened = set(map(id, workload._pool.idle))
+        assert len(opened) == 3
+        items = workload.make_items()
+        for _ in range(2):
+            results = model.run(workload.sync_function(), None, items)
+            assert workload.check(results, workload.reference(items))["failures"] == 0
+        assert set(map(id, workload._pool.idle)) == opened
+    finally:
+        workload.close()
+
+
+@pytest.mark.parametrize("engine,driver", [(e, d) for e in DRIVERS for d in DRIVERS[e]])
+@pytest.mark.parametrize("model_name", ["sequential", "asyncio"])
+def test_slow_queries_count_as_timeouts(engine, driver, model_name):
+    url = server_url(engine)
+    start = time.perf_counter()
+    summary, _, _ = run_batch(model_name, db_url=url, db_driver=driver, items=2,
+                              latency_ms=3000.0, query_timeout_s=0.3)
+    assert summary["failures"] == 2 and summary["failures_timeout"] == 2
+    assert time.perf_counter() - start < 2.5
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+@pytest.mark.parametrize("model_name", ["threads-2", "asyncio"])
+def test_refused_connections_are_counted(engine, model_name):
+    server_url(engine)
+    url = URLS[engine].replace(":5432", ":1").replace(":3306", ":1")
+    summary, _, _ = run_batch(model_name, db_url=url, items=3, latency_ms=1.0)
+    assert summary == {"items": 3, "failures": 3, "failures_connection": 3}
+
+
+# -- the timed region in pooled mode (no server needed) ----------------------
+
+class SlowToOpen:
+    """An async item whose per-loop resources take 0.4 s to open and close."""
+
+    async def open_loop(self, count):
+        await asyncio.sleep(0.4)
+
+    async def close_loop(self):
+        await asyncio.sleep(0.4)
+
+    async def __call__(self, item):
+        await asyncio.sleep(0.01)
+        return item
+
+
+@pytest.mark.parametrize("model_name", ["asyncio", "uvloop-limit-2", "asyncio-serial",
+                                        "hybrid-3", "hybrid-2-uvloop"])
+def test_opening_per_loop_resources_is_not_timed(model_name):
+    model = models.parse(model_name)
+    clock = BatchClock()
+    start = clock.started
+    results = model.run(None, SlowToOpen(), list(range(6)), clock)
+    wall = time.perf_counter() - start
+    clock.stop()
+    assert results == list(range(6))
+    # 0.8 s of opening and closing happened, none of it inside the clock.
+    assert wall > 0.8 - 0.05
+    assert 0.01 <= clock.elapsed < 0.3
+
+
+def test_a_loop_that_cannot_open_does_not_hang_the_others():
+    class Failing(SlowToOpen):
+        async def open_loop(self, count):
+            if count == 1:
+                raise ConnectionError("refused")
+            await asyncio.sleep(0.1)
+    with pytest.raises(Exception):
+        models.parse("hybrid-4").run(None, Failing(), list(range(5)), BatchClock())
+
+
+# -- bench.py ----------------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_bench_writes_verified_db_runs(tmp_path, engine):
+    url = server_url(engine)
+    proc = run_bench(["--preset", "quick", "--workload", "db", "--db-url", url,
+                      "--db-connections", "pooled", "--model",
+                      "sequential,threads-4,processes-2-chunk-1,uvloop,hybrid-2",
+                      "--items", "6", "-o", "db.json"] + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    dump = run(["-m", "pyperf", "dump", "--verbose", "db.json"], tmp_path)
+    assert dump.returncode == 0, dump.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "db.json"))
+    assert suite.get_benchmark_names() == [
+        "db/sequential", "db/threads-4", "db/processes-2-chunk-1", "db/uvloop",
+        "db/hybrid-2"]
+    for bench in suite.get_benchmarks():
+        meta = bench.get_metadata()
+        assert meta["db_engine"] == engine
+        assert meta["db_connections"] == "pooled"
+        assert meta["db_driver_sync"] in ("psycopg", "pymysql")
+        assert meta["db_server_version"] not in ("", "unknown")
+        assert "pooled connections" in meta["timed"]
+        runs = [r.get_metadata() for r in bench.get_runs() if r.values]
+        assert runs and all(r["failures"] == 0 and r["items"] == 6 for r in runs)
+
+
+BAD_SERVERS = [
+    ("mysql", "mysql://root:wrong-password@127.0.0.1:3306/test", "Access denied"),
+    ("postgresql", "postgresql://no_such_role@127.0.0.1:5432/test",
+     'role "no_such_role" does not exist'),
+    ("postgresql", "postgresql://postgres@127.0.0.1:1/test", "Connection refused"),
+    ("mysql", "mysql://root@127.0.0.1:1/test", "Connection refused"),
+    ("postgresql", "postgresql://postgres@127.0.0.1:5432/no_such_db",
+     'database "no_such_db" does not exist'),
+    ("mysql", "mysql://root@127.0.0.1:3306/no_such_db", "Unknown database"),
+]
+
+
+@pytest.mark.parametrize("engine,url,message", BAD_SERVERS)
+def test_unusable_server_one_line_before_any_benchmark(tmp_path, engine, url, message):
+    server_url(engine)
+    proc = run_bench(["--preset", "quick", "--workload", "db", "--db-url", url,
+                      "-o", "out.json"] + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("bench.py: error: cannot use the database at")
+    assert message in lines[0] and "wrong-password" not in lines[0]
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_concurrency_above_max_connections_refused(tmp_path):
+    url = server_url("postgresql")
+    proc = run_bench(["--preset", "quick", "--workload", "db", "--db-url", url,
+                      "--items", "400", "--model", "sequential,asyncio",
+                      "-o", "out.json"] + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "db/asyncio keeps up to 400 connections open" in proc.stderr
+    assert "max_connections" in proc.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_db_needs_a_url(tmp_path):
+    listing = run_bench(["--preset", "quick", "--list"], tmp_path)
+    assert listing.returncode == 0
+    assert not any(line.startswith("db/") for line in listing.stdout.splitlines())
+    assert "db: left out, it needs --db-url" in listing.stderr
+    with_url = run_bench(["--preset", "quick", "--list", "--db-url",
+                          URLS["postgresql"]], tmp_path)
+    assert "db/hybrid-2" in with_url.stdout.splitlines()
+    explicit = run_bench(["--workload", "db"], tmp_path)
+    assert explicit.returncode == 2
+    assert explicit.stderr == "bench.py: error: the db workload needs --db-url (see --help)\n"
+    bad = run_bench(["--workload", "db", "--db-url", "mysql://root@127.0.0.1/test",
+                     "--db-driver", "psycopg"], tmp_path)
+    assert bad.returncode == 2
+    assert "driver psycopg is for postgresql" in bad.stderr
