@@ -23,6 +23,9 @@ Connections (``db_connections``):
   timed region for a fresh pool (its processes start there too) and before
   the timed values for a reused one (``-reuse``), where the warm-up opens them.
 
+TLS is off unless the URL says ``?sslmode=require``, then on for every
+driver alike (unverified: the server is the user's own).
+
 Failures are counted, never fatal: a connection refused or lost, a query
 error, a query over the timeout (``query_timeout_s``: PostgreSQL's
 statement_timeout, PyMySQL's read timeout, asyncio.wait_for for aiomysql)
@@ -69,12 +72,38 @@ def parse_url(url):
         port = parts.port or DEFAULT_PORT[engine]
     except ValueError:
         raise ValueError("%r has an invalid port" % url) from None
+    query = urllib.parse.parse_qs(parts.query)
+    unknown = set(query) - {"sslmode"}
+    if unknown:
+        raise ValueError("%r: unknown parameter(s) %s; only sslmode=disable|require "
+                         "is understood" % (url, ", ".join(sorted(unknown))))
+    sslmode = query.get("sslmode", ["disable"])[-1]
+    if sslmode not in ("disable", "require"):
+        raise ValueError("%r: sslmode must be disable or require" % url)
     unquote = urllib.parse.unquote
     return engine, {
         "host": parts.hostname, "port": port,
         "user": unquote(parts.username) if parts.username else None,
         "password": unquote(parts.password) if parts.password else None,
-        "database": unquote(parts.path.lstrip("/")) or None}
+        "database": unquote(parts.path.lstrip("/")) or None,
+        "tls": sslmode == "require"}
+
+
+_tls_context = None
+
+
+def tls_context():
+    """One unverified client context per process: TLS for its cost, on a
+    server of the user's own; building one per connection would load the CA
+    store every time (about 30 ms here), a cost no driver should be charged."""
+    global _tls_context
+    if _tls_context is None:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        _tls_context = context
+    return _tls_context
 
 
 def safe_url(url):
@@ -110,13 +139,17 @@ def connect_sync(driver, args, timeout):
             host=args["host"], port=args["port"], user=args["user"],
             password=args["password"], dbname=args["database"],
             connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+            sslmode="require" if args["tls"] else "disable",
             options="-c statement_timeout=%d" % int(timeout * 1000))
     import pymysql
+    # Without ssl_disabled, PyMySQL builds a TLS context for every connection
+    # even when the server has no TLS; aiomysql does not.
+    tls = {"ssl": tls_context()} if args["tls"] else {"ssl_disabled": True}
     return pymysql.connect(
         host=args["host"], port=args["port"], user=args["user"] or "",
         password=args["password"] or "", database=args["database"],
         connect_timeout=CONNECT_TIMEOUT_S, read_timeout=timeout,
-        autocommit=True)
+        autocommit=True, **tls)
 
 
 def query_sync(conn, driver, seconds, value):
@@ -214,6 +247,7 @@ async def connect_async(driver, args, timeout):
             host=args["host"], port=args["port"], user=args["user"],
             password=args["password"], dbname=args["database"],
             connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+            sslmode="require" if args["tls"] else "disable",
             options="-c statement_timeout=%d" % int(timeout * 1000))
     if driver == "asyncpg":
         import asyncpg
@@ -221,12 +255,14 @@ async def connect_async(driver, args, timeout):
             host=args["host"], port=args["port"], user=args["user"],
             password=args["password"], database=args["database"],
             timeout=CONNECT_TIMEOUT_S,
+            ssl=tls_context() if args["tls"] else False,
             server_settings={"statement_timeout": str(int(timeout * 1000))})
     import aiomysql
     return await aiomysql.connect(
         host=args["host"], port=args["port"], user=args["user"] or "",
         password=args["password"] or "", db=args["database"],
-        connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+        connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+        ssl=tls_context() if args["tls"] else None)
 
 
 async def query_async(conn, driver, seconds, value, timeout):
@@ -479,6 +515,7 @@ class Db(Workload):
         meta = super().metadata()
         meta["db_url"] = safe_url(meta["db_url"])
         meta.update(db_engine=self.engine, db_server_version=self.server_version(),
+                    db_tls="require" if self.args["tls"] else "disable",
                     db_driver_sync=self.sync_driver,
                     db_driver_async=self.async_driver)
         return meta
