@@ -241,6 +241,15 @@ def db_item_sync(item, driver, args, timeout, pooled, origin_pid):
 # -- async side: psycopg's async API, asyncpg, aiomysql ----------------------
 
 async def connect_async(driver, args, timeout):
+    """A new connection, within CONNECT_TIMEOUT_S from the first SYN to the
+    end of the handshake: a server whose listen backlog overflowed can leave
+    a client waiting for a greeting that never comes (aiomysql has no timeout
+    of its own after the TCP connect)."""
+    return await asyncio.wait_for(_connect_async(driver, args, timeout),
+                                  CONNECT_TIMEOUT_S)
+
+
+async def _connect_async(driver, args, timeout):
     if driver == "psycopg":
         import psycopg
         return await psycopg.AsyncConnection.connect(
