@@ -10,12 +10,24 @@ ifndef OUT
 OUT := $(RESULTS)/bench-$(shell date +%Y%m%d-%H%M%S).json
 endif
 
-.PHONY: bench test venv clean
+# Interpreters for `make versions`: those on PATH first, then pyenv's own
+# (its shims hide the versions that are not global).
+PYENV_BINS := $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.*/bin)
+empty :=
+space := $(empty) $(empty)
+VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
+
+.PHONY: bench test versions venv clean
 
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
 	$(BIN)/python bench.py -o $(OUT) $(BENCH_ARGS)
 	$(BIN)/python report.py $(OUT)
+
+# Every Python version found runs the same preset (tox.ini), one after the
+# other, then pyperf compare_to and report.py compare them.
+versions: $(STAMP)
+	PATH="$(VERSIONS_PATH)" $(BIN)/tox $(TOX_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -31,4 +43,4 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) .tox *.egg-info

@@ -134,6 +134,9 @@ def add_options(parser):
                        "if the preset lacks it")
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
+    group.add_argument("--keep-earlier", action="store_true",
+                       help="if the -o file exists, move it to earlier/ beside "
+                       "it (and say so) instead of refusing")
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")
@@ -336,6 +339,14 @@ def time_batches(loops, bench):
             traceback.print_exc()
             worker_fail("%s: the batch raised %s: %s"
                         % (bench.name, type(exc).__name__, exc))
+        if figures.get("items") and figures.get("failures") == figures["items"]:
+            # A server that died or refuses everything: counting failures
+            # for every remaining batch and benchmark would say nothing.
+            kinds = ", ".join("%s %d" % (key[len("failures_"):], value)
+                              for key, value in sorted(figures.items())
+                              if key.startswith("failures_"))
+            worker_fail("%s: every item of the batch failed (%s); is the server "
+                        "down?" % (bench.name, kinds or figures["failures"]))
         busy = figures.pop("server_busy", 0.0)
         if busy > workload.SERVER_BUSY_LIMIT and not bench.warned:
             bench.warned = True
@@ -471,17 +482,120 @@ def stop_on_sigterm():
 
 def check_output(args):
     """Refuse before any benchmark runs, not after the last one."""
+    if args.output and args.append:
+        fail("give -o or --append, not both")
+    if args.append:
+        directory = os.path.dirname(os.path.abspath(args.append))
+        if not os.access(directory, os.W_OK):
+            fail("cannot write %s: directory %s is not writable"
+                 % (args.append, directory))
     path = args.output
     if not path:
         return
-    if os.path.exists(path):
-        fail("%s already exists; choose another -o file, or use --append %s "
-             "to add to it" % (path, path))
+    if os.path.exists(path) and not args.keep_earlier:
+        fail("%s already exists; choose another -o file, use --append %s "
+             "to add to it, or --keep-earlier to move it aside" % (path, path))
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         fail("cannot write %s: directory %s does not exist" % (path, directory))
     if not os.access(directory, os.W_OK):
         fail("cannot write %s: directory %s is not writable" % (path, directory))
+
+
+class ResultsFile:
+    """-o and --append, written here rather than by pyperf.
+
+    pyperf rewrites the file in place after each benchmark, so an interrupt
+    during a write leaves a truncated JSON. Here every write goes to a new file
+    in the same directory, flushed to disk, then renamed over the old one: the
+    file is always absent or a valid pyperf JSON of the completed benchmarks.
+    """
+
+    def __init__(self, path, append):
+        self.path = path
+        self.suite = None
+        if append and os.path.exists(path):
+            try:
+                self.suite = pyperf.BenchmarkSuite.load(path)
+            except Exception as exc:   # pyperf raises several kinds here
+                fail("--append %s: not a pyperf JSON file (%s)"
+                     % (path, " ".join(str(exc).split()) or type(exc).__name__))
+
+    def add(self, bench):
+        if self.suite is None:
+            self.suite = pyperf.BenchmarkSuite([bench])
+        else:
+            self.suite.add_runs(bench)
+        directory, name = os.path.split(os.path.abspath(self.path))
+        suffix = ".gz" if name.endswith(".gz") else ""
+        temporary = os.path.join(directory, ".%s.%d.tmp%s" % (name, os.getpid(), suffix))
+        try:
+            self.suite.dump(temporary)
+            with open(temporary, "rb") as written:
+                os.fsync(written.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+
+
+def adopt_orphans():
+    """Make this process the reaper of its descendants' orphans (Linux), so
+    that pool processes of a worker killed by pyperf can still be found and
+    stopped at exit."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def stop_descendants(timeout=3.0):
+    """At exit: no process this run started outlives it."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            child.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(children, timeout=timeout)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=timeout)
+
+
+def move_earlier(path):
+    """--keep-earlier: move an existing -o file into earlier/ beside it, under
+    its name and modification time, so that no result is lost or mixed in."""
+    if not os.path.exists(path):
+        return
+    directory = os.path.join(os.path.dirname(os.path.abspath(path)), "earlier")
+    stem, ext = os.path.splitext(os.path.basename(path))
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(os.path.getmtime(path)))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        target = os.path.join(directory, "%s-%s%s" % (stem, stamp, ext))
+        count = 1
+        while os.path.exists(target):
+            count += 1
+            target = os.path.join(directory, "%s-%s-%d%s" % (stem, stamp, count, ext))
+        os.rename(path, target)
+    except OSError as exc:
+        fail("cannot move the earlier %s aside: %s" % (path, exc))
+    print("%s: moved the earlier %s to %s" % (PROG, path, os.path.relpath(target)),
+          file=sys.stderr, flush=True)
 
 
 def main():
@@ -507,35 +621,49 @@ def main():
     if not matrix:
         fail("the selection is empty")
 
+    results = None
+    if not args.worker:
+        if args.output or args.append:
+            results = ResultsFile(args.output or args.append,
+                                  append=bool(args.append))
+        check_descriptors(matrix, hard_limit)
+        preflight(matrix)
+        needs_server = any("server_url" in b.workload.params for b in matrix)
+        if needs_server and args.server_url:
+            check_server(args.server_url)
+        if args.output and args.keep_earlier:
+            move_earlier(args.output)
+
     runner.parse_args()
     if not args.no_run_figures:
         enable_run_figures(runner.args)
     if not args.worker:
-        check_descriptors(matrix, hard_limit)
-        preflight(matrix)
-        if any("server_url" in b.workload.params for b in matrix):
-            if args.server_url:
-                check_server(args.server_url)
-            else:
-                stop_on_sigterm()
-                from servers.process import LocalServer
-                server = LocalServer()
-                try:
-                    url = server.start()
-                except RuntimeError as exc:
-                    fail(str(exc), status=1)
-                atexit.register(server.stop)
-                # Workers receive the URL through forward_options.
-                runner.args.server_url = args.server_url = url
-                matrix = build_matrix(args)
+        adopt_orphans()
+        atexit.register(stop_descendants)
+        # Written by ResultsFile, not by pyperf.
+        runner.args.output = runner.args.append = None
+    if not args.worker and needs_server and not args.server_url:
+        stop_on_sigterm()
+        from servers.process import LocalServer
+        server = LocalServer()
+        try:
+            url = server.start()
+        except RuntimeError as exc:
+            fail(str(exc), status=1)
+        atexit.register(server.stop)
+        # Workers receive the URL through forward_options.
+        runner.args.server_url = args.server_url = url
+        matrix = build_matrix(args)
     runner.metadata.update(suite_metadata(args.preset))
     progress = None if args.worker else Progress(len(matrix))
     for index, bench in enumerate(matrix):
         if progress:
             progress.show(index, bench.name)
         try:
-            runner.bench_time_func(bench.name, time_batches, bench,
-                                   metadata=bench.metadata())
+            result = runner.bench_time_func(bench.name, time_batches, bench,
+                                            metadata=bench.metadata())
+            if results is not None and result is not None:
+                results.add(result)
         except RuntimeError as exc:
             # pyperf's master reports a worker that failed this way; the
             # worker printed its own error above.

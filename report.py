@@ -14,11 +14,13 @@ whether it is significant.
 
 import argparse
 import csv
+import glob
 import io
 import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 
 PROG = "report.py"
@@ -593,6 +595,31 @@ def plot(suite, directory, workloads=None):
 
 # -- main -----------------------------------------------------------------------
 
+def expand(paths):
+    """Glob patterns that match no file as given (tox passes them unexpanded),
+    expanded in name order; a pattern that matches nothing is an error."""
+    files = []
+    for path in paths:
+        if os.path.exists(path) or not any(c in path for c in "*?["):
+            files.append(path)
+            continue
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise ReportError("no file matches %s" % path)
+        files.extend(matches)
+    return files
+
+
+def compare_to_table(paths):
+    """pyperf's own comparison, as pyperf prints it."""
+    proc = subprocess.run([sys.executable, "-m", "pyperf", "compare_to", "--table"]
+                          + list(paths), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ReportError("pyperf compare_to failed: %s"
+                          % " ".join(proc.stderr.split())[:500])
+    return proc.stdout.rstrip("\n") + "\n"
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise ReportError(message)
@@ -607,6 +634,9 @@ def parse_args(argv):
                         help="row order within a workload (default: as run)")
     parser.add_argument("--workload", type=lambda s: [w for w in s.split(",") if w],
                         help="only these workloads (comma-separated)")
+    parser.add_argument("--compare-to-table", action="store_true",
+                        help="print `python -m pyperf compare_to --table` on the "
+                        "files first")
     parser.add_argument("--plot", metavar="DIR",
                         help="write PNG charts per workload into DIR (needs matplotlib)")
     return parser.parse_args(argv)
@@ -615,7 +645,12 @@ def parse_args(argv):
 def main(argv=None):
     try:
         args = parse_args(argv)
+        args.files = expand(args.files)
         suites = [load(path) for path in args.files]
+        if args.compare_to_table:
+            if len(suites) < 2:
+                raise ReportError("--compare-to-table needs two files or more")
+            print(compare_to_table(args.files))
         if len(suites) == 1:
             print(render_single(suites[0], args.files[0], args))
         else:

@@ -32,5 +32,54 @@ def run_bench(args, cwd, timeout=300):
     return run([BENCH] + list(args), cwd, timeout)
 
 
+def _adopt_orphans():
+    """Orphans of the processes a test starts become this process's children
+    (Linux), so that the check below sees them."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
+
+
+_adopt_orphans()
+# Started by multiprocessing for the interpreter's lifetime, not by a test.
+_LIFETIME_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def _children():
+    import psutil
+    found = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            cmdline = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        # metrics' sampler of this very process serves the in-process tests.
+        own_sampler = "-m metrics --sample %d" % os.getpid()
+        if not any(helper in cmdline for helper in _LIFETIME_HELPERS + (own_sampler,)):
+            found[child.pid] = (child, cmdline)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_orphans():
+    """After each test, no process it started is still alive (5 s of grace)."""
+    import psutil
+    before = set(_children())
+    yield
+    left = {pid: entry for pid, entry in _children().items() if pid not in before}
+    if not left:
+        return
+    _, alive = psutil.wait_procs([proc for proc, _ in left.values()], timeout=5)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+    if alive:
+        pytest.fail("processes left behind: %s" % "; ".join(
+            "%d %s" % (proc.pid, left[proc.pid][1][:120]) for proc in alive))
+
+
 # pyperf settings for end-to-end runs: as small as pyperf allows.
 TINY_RUNNER = ["-p", "1", "-n", "1", "-w", "0", "--quiet"]

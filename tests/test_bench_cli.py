@@ -1,5 +1,6 @@
 """bench.py end to end: JSON that pyperf reads, stable names, bad input."""
 
+import os
 
 import pyperf
 import pytest
@@ -121,6 +122,20 @@ BAD_INPUTS = [
      "--latency-ms does not apply to the selected workloads (encode)"),
     (["--workload", "sleep", "--latency-ms", "5", "--jitter-ms", "9"],
      "jitter (9 ms) must be between 0 and the latency (5 ms)"),
+    (["--model", "threads-x"], "expected threads-N or threads-N-reuse"),
+    (["--model", "asyncio-limit-0"], "the concurrency limit must be at least 1"),
+    (["--model", "hybrid-0"], "the number of threads must be at least 1"),
+    (["--items", "100000000000"], "--items: 100000000000 is out of range"),
+    (["--latency-ms", "-1", "--workload", "sleep"], "--latency-ms: -1 is out of range"),
+    (["--http-timeout", "0", "--workload", "http"], "--http-timeout: 0 is out of range"),
+    (["--server-url", "not a url", "--workload", "http"],
+     "'not a url' is not an http:// or https:// URL"),
+    (["--server-url", "http://127.0.0.1:1", "--workload", "http"],
+     "--server-url http://127.0.0.1:1 does not answer"),
+    (["--db-url", "nope://x", "--workload", "db"], "is not a postgresql:// or mysql://"),
+    (["--workload", "db"], "the db workload needs --db-url"),
+    (["--db-driver", "oracle"], "--db-driver: 'oracle' is not one of"),
+    (["--workload", "sleep", "--append", "other.json"], "give -o or --append, not both"),
 ]
 
 
@@ -136,6 +151,28 @@ def test_bad_input_one_line_exit_2(tmp_path, args, message):
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.parametrize("option, path, message", [
+    ("-o", "missing-dir/out.json", "directory %s does not exist"),
+    ("-o", "a-file/out.json", "directory %s does not exist"),
+    ("--append", "not-json.json", "--append not-json.json: not a pyperf JSON file"),
+    ("--append", "other-tool.json", "--append other-tool.json: not a pyperf JSON file"),
+])
+def test_bad_output_path_one_line_exit_2(tmp_path, option, path, message):
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "not-json.json").write_text('{"benchmarks": [')
+    (tmp_path / "other-tool.json").write_text('{"results": [1, 2]}')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    proc = run_bench(["--workload", "sleep", option, path] + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    if "%s" in message:
+        message = message % os.path.dirname(str(tmp_path / path))
+    assert message in lines[0]
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert after == before
+
+
 def test_existing_output_is_refused_and_kept(tmp_path):
     out = tmp_path / "data.json"
     out.write_text("precious")
@@ -143,8 +180,9 @@ def test_existing_output_is_refused_and_kept(tmp_path):
                      + TINY_SIZES[:6] + TINY_RUNNER + ["-o", out], tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        "bench.py: error: %s already exists; choose another -o file, or use "
-        "--append %s to add to it" % (out, out))
+        "bench.py: error: %s already exists; choose another -o file, use "
+        "--append %s to add to it, or --keep-earlier to move it aside"
+        % (out, out))
     assert out.read_text() == "precious"
 
 

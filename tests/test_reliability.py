@@ -1,0 +1,203 @@
+"""Faults in the middle of a run, interrupts and resource limits: nothing
+lost, nothing left behind. (Bad input is in test_bench_cli.py's table; the
+check that no test leaves a process behind is conftest.py's no_orphans.)"""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pyperf
+import pytest
+
+from conftest import BENCH, TINY_RUNNER, run_bench
+from test_http import run_http
+
+
+def start_bench(args, cwd):
+    """bench.py in its own session, as in a terminal of its own."""
+    return subprocess.Popen([sys.executable, BENCH] + args, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def session_processes(sid):
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getsid(proc.pid) == sid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (OSError, psutil.Error):
+            pass
+    return found
+
+
+def wait_until(predicate, timeout, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    return predicate()
+
+
+def valid_or_absent(path):
+    """The -o file: absent, or a pyperf JSON with only whole benchmarks."""
+    if not path.exists():
+        return []
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    return suite.get_benchmark_names()
+
+
+# A run with everything that starts processes: the load server, pyperf
+# workers, process pools, event loops, threads.
+BUSY_RUN = (["--preset", "quick", "--workload", "sleep,http,rotate", "--model",
+             "sequential,threads-8,processes-2-chunk-1,asyncio,hybrid-2",
+             "-p", "2", "-n", "2", "-w", "1", "-o", "out.json"])
+
+
+def test_ctrl_c_at_random_moments_leaves_nothing(tmp_path):
+    """Ctrl-C reaches the whole foreground process group: ten runs, each
+    interrupted at a random moment, then every process of the run must be
+    gone within 5 s and the -o file absent or valid."""
+    rnd = random.Random(int(os.environ.get("CONCBENCH_INTERRUPT_SEED", "8")))
+    outcomes = []
+    for attempt in range(10):
+        workdir = tmp_path / str(attempt)
+        workdir.mkdir()
+        proc = start_bench(BUSY_RUN, workdir)
+        delay = rnd.uniform(0.3, 6.0)
+        time.sleep(delay)
+        sid = proc.pid
+        if proc.poll() is None:
+            os.killpg(sid, signal.SIGINT)
+        try:
+            proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(sid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail("bench.py still running 15 s after Ctrl-C (at %.1f s)" % delay)
+        left = wait_until(lambda: not session_processes(sid), 5.0)
+        stray = session_processes(sid)
+        for leftover in stray:
+            leftover.kill()
+        assert left, "after Ctrl-C at %.1f s: %s" % (
+            delay, [" ".join(p.cmdline()) for p in stray])
+        names = valid_or_absent(workdir / "out.json")
+        assert not list(workdir.glob(".out.json.*")), "temporary file left"
+        outcomes.append((round(delay, 1), proc.returncode, len(names)))
+    # The moments covered both the start and the middle of the run.
+    assert any(count == 0 for _, _, count in outcomes), outcomes
+    assert any(count > 0 for _, _, count in outcomes), outcomes
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_the_main_process_only_stops_every_child(tmp_path, signum):
+    """kill -INT/-TERM on the main process alone (not a terminal's Ctrl-C):
+    pyperf kills its worker, and the worker's pool and sampler must not
+    outlive it."""
+    proc = start_bench(["--preset", "quick", "--workload", "sleep", "--model",
+                        "processes-8-chunk-1", "--items", "400", "--latency-ms",
+                        "20", "-p", "1", "-n", "3", "-w", "0", "-o", "out.json"],
+                       tmp_path)
+    me = psutil.Process(proc.pid)
+    pools = wait_until(lambda: len(me.children(recursive=True)) >= 9, 30)
+    assert pools, "the worker's pool never started"
+    os.kill(proc.pid, signum)
+    proc.communicate(timeout=15)
+    assert proc.returncode != 0
+    assert wait_until(lambda: not session_processes(proc.pid), 5.0), \
+        [" ".join(p.cmdline()) for p in session_processes(proc.pid)]
+    assert valid_or_absent(tmp_path / "out.json") == []
+
+
+def test_server_killed_mid_run_stops_the_run(tmp_path):
+    proc = start_bench(["--preset", "quick", "--workload", "http", "--model",
+                        "sequential,asyncio,threads-8", "--items", "200",
+                        "--latency-ms", "20", "--http-timeout", "2", "-p", "2",
+                        "-n", "3", "-w", "1", "-o", "out.json"], tmp_path)
+    me = psutil.Process(proc.pid)
+
+    def server():
+        for child in me.children(recursive=True):
+            try:
+                if "servers" in child.cmdline():
+                    return child
+            except psutil.Error:
+                pass
+    victim = wait_until(server, 30)
+    assert victim, "no load server started"
+    time.sleep(3)
+    killed = time.monotonic()
+    for process in [victim] + victim.children(recursive=True):
+        process.kill()      # the server and its worker
+    out, err = proc.communicate(timeout=60)
+    # Within the request timeout of the batch in progress, plus start-up.
+    assert time.monotonic() - killed < 20
+    assert proc.returncode == 1, err
+    assert "every item of the batch failed (connection" in err
+    assert "is the server down?" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("bench.py: error: benchmark http/")
+    completed = valid_or_absent(tmp_path / "out.json")
+    assert completed == ["http/sequential", "http/asyncio",
+                         "http/threads-8"][:len(completed)]
+
+
+def test_killed_worker_is_reported(tmp_path):
+    proc = start_bench(["--preset", "quick", "--workload", "sleep", "--model",
+                        "sequential,asyncio", "--items", "300", "--latency-ms",
+                        "10", "-p", "3", "-n", "1", "-w", "0", "-o", "out.json"],
+                       tmp_path)
+    me = psutil.Process(proc.pid)
+
+    def second_worker():
+        for child in me.children():
+            try:
+                if "--worker" in child.cmdline():
+                    return child
+            except psutil.Error:     # a worker that just ended
+                pass
+    # Let the first benchmark complete, then kill a worker of the second.
+    assert wait_until(lambda: (tmp_path / "out.json").exists(), 60)
+    worker = wait_until(second_worker, 30)
+    assert worker, "no worker of the second benchmark"
+    worker.kill()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("bench.py: error: benchmark sleep/asyncio failed")
+    assert "exit code -9" in last
+    assert "the 1 completed benchmark(s) are in out.json" in last
+    assert valid_or_absent(tmp_path / "out.json") == ["sleep/sequential"]
+
+
+def test_appending_to_a_file_keeps_what_it_held(tmp_path):
+    first = run_bench(["--workload", "sleep", "--model", "sequential", "--items",
+                       "3", "-o", "out.json"] + TINY_RUNNER, tmp_path)
+    assert first.returncode == 0, first.stderr
+    more = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
+                      "--items", "3", "--append", "out.json"] + TINY_RUNNER, tmp_path)
+    assert more.returncode == 0, more.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "out.json"))
+    assert suite.get_benchmark_names() == ["sleep/sequential", "sleep/asyncio"]
+    assert suite.get_benchmark("sleep/sequential").get_nrun() == 2
+
+
+def test_thousand_threads_and_ten_thousand_requests_without_failure():
+    """1,000 threads, then 10,000 concurrent asyncio requests, on loopback."""
+    from servers.process import LocalServer
+    server = LocalServer()
+    url = server.start()
+    try:
+        for model, items in (("threads-1000", 1000), ("asyncio", 10000)):
+            summary = run_http(model, items=items, latency_ms=100.0, size_bytes=64,
+                               server_url=url, timeout_s=60.0)
+            assert summary["items"] == items
+            assert summary["failures"] == 0, summary
+    finally:
+        server.stop()

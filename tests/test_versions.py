@@ -1,0 +1,140 @@
+"""Comparing Python versions: tox runs the same suite under two interpreters,
+and pyperf compare_to and report.py accept the pair."""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import pyperf
+import pytest
+
+from conftest import ROOT, TINY_RUNNER, run, run_bench, skip_or_fail
+
+REPORT = str(ROOT / "report.py")
+TINY_SELECTION = ["--workload", "sleep,encode", "--model",
+                  "sequential,threads-2,asyncio", "--items", "12"]
+
+
+def pyenv_bins():
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    return sorted(glob.glob(os.path.join(root, "versions", "3.*", "bin")))
+
+
+def search_path():
+    """PATH as `make versions` extends it: PATH first, then pyenv's versions."""
+    return os.pathsep.join([os.environ.get("PATH", "")] + pyenv_bins())
+
+
+def interpreters():
+    """{"3.10": path, ...}: each minor version 3.10+ that runs here."""
+    found = {}
+    for minor in range(10, 20):
+        version = "3.%d" % minor
+        path = shutil.which("python" + version, path=search_path())
+        candidates = [path] if path else []
+        candidates += [os.path.join(d, "python" + version) for d in pyenv_bins()]
+        for candidate in candidates:
+            if not candidate or not os.path.exists(candidate):
+                continue
+            proc = subprocess.run([candidate, "-c", "import sys, venv"],
+                                  capture_output=True)
+            if proc.returncode == 0:
+                found[version] = candidate
+                break
+    return found
+
+
+def tox(args, results, timeout=900):
+    env = dict(os.environ, PATH=search_path(), CONCBENCH_RESULTS=str(results),
+               CONCBENCH_PRESET="quick")
+    return subprocess.run([sys.executable, "-m", "tox"] + args, cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_two_versions_compare(tmp_path):
+    found = interpreters()
+    if len(found) < 2:
+        skip_or_fail("comparing versions needs two Python interpreters; found %s"
+                     % (", ".join(found) or "none"))
+    versions = sorted(found, key=lambda v: tuple(map(int, v.split("."))))
+    oldest, newest = versions[0], versions[-1]
+    envs = ["py" + v.replace(".", "") for v in (oldest, newest)]
+    # py39t stands for an interpreter this machine lacks: skipped with a
+    # line, and the matrix still succeeds.
+    proc = tox(["-e", ",".join(envs + ["py39t"]), "--"] + TINY_SELECTION
+               + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert ("py39t: skipped because could not find python interpreter"
+            in proc.stdout + proc.stderr)
+    files = [tmp_path / ("%s.json" % env) for env in envs]
+    suites = [pyperf.BenchmarkSuite.load(str(path)) for path in files]
+
+    # Same names, same order, same metadata keys; the interpreter differs.
+    names = [suite.get_benchmark_names() for suite in suites]
+    assert names[0] == names[1] and len(names[0]) == 6
+    for first, second in zip(*(suite.get_benchmarks() for suite in suites)):
+        assert set(first.get_metadata()) == set(second.get_metadata())
+        run_keys = [set(r.get_metadata()) for s in (first, second)
+                    for r in s.get_runs() if r.values]
+        assert all(keys == run_keys[0] for keys in run_keys)
+    for suite, version in zip(suites, (oldest, newest)):
+        meta = suite.get_benchmarks()[0].get_metadata()
+        assert meta["python_version"].startswith(version + ".")
+        assert meta["gil"] in ("enabled", "disabled")
+        assert meta["free_threaded_build"] in ("yes", "no")
+
+    compare = tox(["-e", "compare"], tmp_path)
+    assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
+    out = compare.stdout
+    # pyperf's table, then the report with both interpreters in its header.
+    assert "| Benchmark" in out and "encode/threads-2" in out
+    for env, version in zip(envs, (oldest, newest)):
+        assert "%s.json: cpython %s." % (env, version) in out
+    assert "%s MiB" % envs[0] in out and "memory change" in out
+
+    # A second run keeps the first one's file.
+    again = tox(["-e", envs[0], "--"] + TINY_SELECTION + TINY_RUNNER
+                + ["--workload", "sleep"], tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "moved the earlier" in again.stdout + again.stderr
+    kept = glob.glob(str(tmp_path / "earlier" / ("%s-*.json" % envs[0])))
+    assert len(kept) == 1
+    assert pyperf.BenchmarkSuite.load(kept[0]).get_benchmark_names() == names[0]
+
+
+def test_keep_earlier_moves_the_old_file_aside(tmp_path):
+    args = ["--workload", "sleep", "--model", "sequential", "--items", "3"] + TINY_RUNNER
+    first = run_bench(args + ["-o", "out.json"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    original = (tmp_path / "out.json").read_bytes()
+    refused = run_bench(args + ["-o", "out.json"], tmp_path)
+    assert refused.returncode == 2 and "--keep-earlier" in refused.stderr
+    assert (tmp_path / "out.json").read_bytes() == original
+    kept = run_bench(args + ["-o", "out.json", "--keep-earlier"], tmp_path)
+    assert kept.returncode == 0, kept.stderr
+    moved = list((tmp_path / "earlier").glob("out-*.json"))
+    assert len(moved) == 1 and moved[0].read_bytes() == original
+    assert "moved the earlier out.json to earlier/out-" in kept.stderr
+    # Bad input never moves anything.
+    bad = run_bench(args + ["-o", "out.json", "--keep-earlier", "--items", "0"],
+                    tmp_path)
+    assert bad.returncode == 2
+    assert len(list((tmp_path / "earlier").glob("*.json"))) == 1
+
+
+def test_report_expands_patterns_and_prints_pyperf_table(tmp_path):
+    data = ROOT / "tests" / "data"
+    for name in ("small.json", "slow.json"):
+        shutil.copy(data / name, tmp_path / ("py3-" + name))
+    proc = run([REPORT, "--compare-to-table", str(tmp_path / "py3*.json")], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.index("| Benchmark") < proc.stdout.index("py3-slow.json")
+    assert proc.stdout.count("py3-small.json") >= 1
+    missing = run([REPORT, str(tmp_path / "nothing*.json")], tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().endswith("no file matches %s"
+                                           % (tmp_path / "nothing*.json"))
+    single = run([REPORT, "--compare-to-table", str(data / "small.json")], tmp_path)
+    assert single.returncode == 2 and "two files" in single.stderr
