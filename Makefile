@@ -17,7 +17,7 @@ empty :=
 space := $(empty) $(empty)
 VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
 
-.PHONY: bench test versions venv clean
+.PHONY: bench scenario test versions venv clean
 
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
@@ -28,6 +28,15 @@ bench: $(STAMP)
 # other, then pyperf compare_to and report.py compare them.
 versions: $(STAMP)
 	PATH="$(VERSIONS_PATH)" $(BIN)/tox $(TOX_ARGS)
+
+# One of the seeds' experiments (presets.SCENARIOS), then its report:
+# make scenario NAME=seeds-003-io   (seeds-004 also needs DB_URL=postgresql://...)
+scenario: $(STAMP)
+	@test -n "$(NAME)" || { echo "usage: make scenario NAME=<scenario> [DB_URL=...]" >&2; exit 2; }
+	@mkdir -p $(RESULTS)
+	$(BIN)/python bench.py --preset $(NAME) $(if $(DB_URL),--db-url $(DB_URL)) \
+		--keep-earlier -o $(RESULTS)/$(NAME).json $(BENCH_ARGS)
+	$(BIN)/python report.py $(RESULTS)/$(NAME).json
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

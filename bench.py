@@ -28,7 +28,7 @@ import metrics
 import models
 import workloads
 from models.base import BatchClock
-from presets import DEFAULT_PRESET, PRESETS
+from presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 from servers import raise_nofile_limit
 from workloads.base import CheckError
 
@@ -124,7 +124,10 @@ def db_url(text):
 def add_options(parser):
     group = parser.add_argument_group("concurrency benchmark")
     group.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
-                       help="sizes and model lists (default: %(default)s)")
+                       metavar="NAME",
+                       help="sizes and model lists: quick, default, full, or a "
+                       "seed's scenario (%s) (default: %%(default)s)"
+                       % ", ".join(SCENARIOS))
     group.add_argument("--workload", metavar="NAME[,NAME...]",
                        help="run only these workloads (%s)"
                        % ", ".join(workloads.REGISTRY))
@@ -382,6 +385,11 @@ def suite_metadata(preset_name):
     import sysconfig
 
     meta = {"preset": preset_name}
+    preset = PRESETS[preset_name]
+    if preset.get("about"):
+        meta["scenario"] = preset["about"]
+    if preset.get("scaled"):
+        meta["scenario_scaled"] = preset["scaled"]
     is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
     meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
         else "disabled"
@@ -619,7 +627,7 @@ def main():
             print("# " + line, file=sys.stderr)
         return
     if not matrix:
-        fail("the selection is empty")
+        fail("the selection is empty%s" % "".join("; " + line for line in left_out))
 
     results = None
     if not args.worker:
@@ -655,6 +663,10 @@ def main():
         runner.args.server_url = args.server_url = url
         matrix = build_matrix(args)
     runner.metadata.update(suite_metadata(args.preset))
+    scaled = PRESETS[args.preset].get("scaled")
+    if scaled and not args.worker:
+        print("%s: scaled down on purpose: %s" % (args.preset, scaled),
+              file=sys.stderr, flush=True)
     progress = None if args.worker else Progress(len(matrix))
     for index, bench in enumerate(matrix):
         if progress:

@@ -117,6 +117,15 @@ class Row:
                 shares.append(meta["cpu_tree"] / timed)
         return statistics.median(shares) if shares else None
 
+    def per_batch(self, *keys):
+        """Median over runs of the keys' sum divided by the run's batches."""
+        shares = []
+        for run, meta in zip([r for r in self.bench.get_runs() if r.values], self.runs):
+            if all(key in meta for key in keys):
+                batches = len(run.values) * meta.get("loops", 1)
+                shares.append(sum(meta[key] for key in keys) / batches)
+        return statistics.median(shares) if shares else None
+
     def _cpu_per_item(self):
         cpu, items = sum_of(self.runs, "cpu_tree"), sum_of(self.runs, "items")
         return cpu / items if cpu is not None and items else None
@@ -260,6 +269,10 @@ COLUMNS = [
     ("peak MiB", "mem_peak_bytes", lambda r: fmt_mib(r.mem_peak), lambda r: r.mem_peak),
     ("added MiB", "mem_added_bytes", lambda r: fmt_mib(r.mem_added),
      lambda r: r.mem_added),
+    # /usr/bin/time's figures per batch, in csv and json only (seeds/002).
+    ("CPU s/batch", "cpu_s_per_batch", None, lambda r: r.per_batch("cpu_tree")),
+    ("ctx switches/batch", "ctx_switches_per_batch", None,
+     lambda r: r.per_batch("ctx_switches_voluntary", "ctx_switches_involuntary")),
     ("failures", "failures", lambda r: "" if r.failures is None else str(r.failures),
      lambda r: r.failures),
     ("flags", "flags", lambda r: ",".join(r.flags), lambda r: ",".join(r.flags)),
@@ -311,6 +324,8 @@ def header_lines(suites, paths):
                                                     meta.get("cpu_count", "?"))),
                    ("libraries", libs),
                    ("preset", meta.get("preset")),
+                   ("scenario", meta.get("scenario")),
+                   ("scaled", meta.get("scenario_scaled")),
                    ("date", meta.get("date"))]
         for label, value in details:
             if value:

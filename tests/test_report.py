@@ -7,6 +7,7 @@ the golden files after a deliberate change of the report's output.
 
 import json
 import os
+import statistics
 
 import pyperf
 import pytest
@@ -74,6 +75,14 @@ def test_rows_are_computed_from_each_run():
                    if r.values)
     median = peaks[len(peaks) // 2]
     assert rows["rotate/processes-2-chunk-2"]["mem_peak_bytes"] == median
+    # /usr/bin/time's figures per batch: the runs' sums over their values.
+    per_batch = sorted(
+        (r.get_metadata()["ctx_switches_voluntary"]
+         + r.get_metadata()["ctx_switches_involuntary"]) / len(r.values)
+        for r in bench.get_runs() if r.values)
+    assert rows["rotate/processes-2-chunk-2"]["ctx_switches_per_batch"] == \
+        pytest.approx(statistics.median(per_batch))
+    assert rows["sleep/threads-4"]["cpu_s_per_batch"] > 0
 
 
 def test_workload_filter_and_sort():
