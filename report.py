@@ -175,8 +175,16 @@ class Row:
             jitter = self.meta.get("jitter_ms", 0.0) / 1000.0
             concurrency = max(1, self.concurrency())
             rounds = math.ceil(self.items / concurrency)
-            # One round waits for its slowest item; many average out.
-            wait = latency + jitter if rounds == 1 else rounds * latency
+            if not jitter:
+                wait = rounds * latency
+            elif "latency_sum_s" in self.meta:
+                # No schedule beats the slowest item, nor the drawn latencies
+                # spread evenly over C slots.
+                wait = max(self.meta["latency_max_s"],
+                           self.meta["latency_sum_s"] / concurrency)
+            else:
+                # Files from before the latencies were recorded.
+                wait = latency + jitter if rounds == 1 else rounds * latency
             cpu = (self.items * cpu_per_item / self.processes()
                    if cpu_per_item else 0.0)
             self.ideal = max(wait, cpu)

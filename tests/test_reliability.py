@@ -90,6 +90,7 @@ def test_ctrl_c_at_random_moments_leaves_nothing(tmp_path):
         names = valid_or_absent(workdir / "out.json")
         assert not list(workdir.glob(".out.json.*")), "temporary file left"
         outcomes.append((round(delay, 1), proc.returncode, len(names)))
+    print("Ctrl-C (seconds after start, exit status, benchmarks kept):", outcomes)
     # The moments covered both the start and the middle of the run.
     assert any(count == 0 for _, _, count in outcomes), outcomes
     assert any(count > 0 for _, _, count in outcomes), outcomes

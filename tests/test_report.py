@@ -173,3 +173,22 @@ def test_bad_options(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("report.py: error: tests/data/small.json: no "
                                    "benchmark of workload nope")
+
+
+def test_ideal_uses_the_drawn_latencies(tmp_path):
+    proc = run([ROOT / "bench.py", "--workload", "sleep", "--model",
+                "sequential,threads-4,asyncio", "--items", "12", "--latency-ms",
+                "20", "--jitter-ms", "15", "-p", "1", "-n", "1", "-w", "0", "-q",
+                "-o", "j.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    meta = pyperf.BenchmarkSuite.load(str(tmp_path / "j.json")).get_benchmarks()[0] \
+        .get_metadata()
+    assert meta["latency_max_s"] <= 0.035 and meta["latency_sum_s"] > 0.012
+    rows = {r["benchmark"]: r for r in json.loads(report(
+        str(tmp_path / "j.json"), "--format", "json").stdout)["workloads"]["sleep"]["rows"]}
+    assert rows["sleep/sequential"]["ideal_s"] == pytest.approx(meta["latency_sum_s"])
+    assert rows["sleep/threads-4"]["ideal_s"] == pytest.approx(
+        max(meta["latency_max_s"], meta["latency_sum_s"] / 4))
+    assert rows["sleep/asyncio"]["ideal_s"] == pytest.approx(meta["latency_max_s"])
+    for row in rows.values():
+        assert row["efficiency"] <= 1.0, row

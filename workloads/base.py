@@ -117,7 +117,16 @@ class Workload:
         for key, value in self.params.items():
             # Per-run figures use "items" for the items actually run.
             meta["items_per_batch" if key == "items" else key] = value
+        latencies = self.latencies(self.make_items()) if self.kind == "io" else None
+        if latencies:
+            # The report's ideal time needs the drawn latencies, not their mean.
+            meta["latency_sum_s"] = sum(latencies)
+            meta["latency_max_s"] = max(latencies)
         return meta
+
+    def latencies(self, items):
+        """IO workloads: each item's latency in seconds, as drawn."""
+        return None
 
     def timed_note(self, model):
         """What this workload adds to ``model``'s timed region, if anything."""

@@ -471,6 +471,9 @@ class Db(Workload):
                     "on its first item, inside the timed region")
         return "pooled connections, opened before the timed batches"
 
+    def latencies(self, items):
+        return [seconds for _, seconds, _ in items]
+
     def reference(self, items):
         return [(index, value, "") for index, _, value in items]
 

@@ -226,6 +226,9 @@ class Http(Workload):
         client = "httpx" if self.params["http_client"] == "httpx" else "aiohttp"
         return AsyncFetcher(client, *self._client_args())
 
+    def latencies(self, items):
+        return [latency_ms / 1000.0 for _, latency_ms, _ in items]
+
     def reference(self, items):
         endpoint = self.params["endpoint"]
         return [(index, expected_size(endpoint, latency, size), "")

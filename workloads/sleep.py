@@ -50,6 +50,9 @@ class Sleep(Workload):
     def async_function(self):
         return async_sleep_item
 
+    def latencies(self, items):
+        return [seconds for _, seconds in items]
+
     def reference(self, items):
         # The result is known without waiting.
         return [index for index, _ in items]
