@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark Python's concurrency models under one pyperf Runner.
 
-Registers a matrix of workloads (encode, rotate, sleep) x concurrency models
-(sequential, threads-N, processes-N-chunk-C, asyncio, uvloop, asyncio-serial,
-hybrid-N) as ``<workload>/<model>`` benchmarks, in a fixed order. Each timed
+Registers a matrix of workloads (encode, rotate, sleep, http, db) x
+concurrency models (sequential, threads-N, processes-N-chunk-C, asyncio,
+uvloop, asyncio-serial, hybrid-N) as ``<workload>/<model>`` benchmarks, in a fixed order. Each timed
 value is one batch; every batch's results are checked against the sequential
 reference outside the timed region, and a mismatch stops the run.
 
@@ -258,6 +258,10 @@ def build_matrix(args, left_out=None):
                  % (",".join(unknown) or args.workload,
                     ", ".join(workloads.REGISTRY)))
         names = [name for name in workloads.REGISTRY if name in names]
+        absent = [name for name in names if name not in preset["models"]]
+        if absent:
+            fail("preset %s has no %s workload; its workloads are: %s"
+                 % (args.preset, ",".join(absent), ", ".join(preset["models"])))
         for name in names:
             missing = missing_urls(workloads.get(name), args)
             if missing:

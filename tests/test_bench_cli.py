@@ -136,6 +136,8 @@ BAD_INPUTS = [
     (["--workload", "db"], "the db workload needs --db-url"),
     (["--db-driver", "oracle"], "--db-driver: 'oracle' is not one of"),
     (["--workload", "sleep", "--append", "other.json"], "give -o or --append, not both"),
+    (["--preset", "seeds-001", "--workload", "sleep"],
+     "preset seeds-001 has no sleep workload; its workloads are: http"),
 ]
 
 
