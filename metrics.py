@@ -241,9 +241,10 @@ class TreeMemory:
     Reading PSS costs milliseconds per large process (the kernel walks its
     page tables), RSS microseconds. So every sample reads RSS and estimates
     each process's PSS as its RSS minus the shared part (RSS - PSS) found at
-    its last PSS reading; PSS itself is read when a process appears, when
-    the tree's RSS grows 5% past its last high, and at least every second,
-    as often as a budget of 1% of the sampler's time allows. The tree is
+    its last PSS reading; PSS itself is read for every process as soon as it
+    appears, and for all of them when the tree's RSS grows 5% past its last
+    high and at least every second, as often as a budget of 1% of the
+    sampler's time allows. The tree is
     listed again every 50 ms, or less often when listing is slow: finding
     children means reading a file per thread, which adds up in a process
     with hundreds of threads.
@@ -276,8 +277,16 @@ class TreeMemory:
                 continue
             threads += count
         total_rss = sum(rss.values())
-        due = (force or any(pid not in self.shared for pid in rss)
-               or total_rss > self.rss_high * 1.05 + MIB
+        # A new process is read at once, whatever the budget: until then its
+        # estimate would be its whole RSS, pages shared with its parent
+        # included (a pool of 128 forked workers counted 23 GiB for 2 GiB).
+        for pid in rss:
+            if pid not in self.shared:
+                try:
+                    self.shared[pid] = max(0, rss[pid] - _pss_linux(pid))
+                except OSError:
+                    continue
+        due = (force or total_rss > self.rss_high * 1.05 + MIB
                or now - self.last_read > 1.0)
         if due and (force or now - self.last_read >= 100 * self.read_cost):
             started = time.perf_counter()
