@@ -64,22 +64,23 @@ class DatabaseError(Exception):
 def parse_url(url):
     """(engine, connection arguments) from postgresql:// or mysql:// URLs."""
     parts = urllib.parse.urlsplit(url)
+    shown = safe_url(url)
     engine = ENGINES.get(parts.scheme.split("+")[0])
     if engine is None or not parts.hostname:
         raise ValueError("%r is not a postgresql:// or mysql:// URL with a host"
-                         % url)
+                         % shown)
     try:
         port = parts.port or DEFAULT_PORT[engine]
     except ValueError:
-        raise ValueError("%r has an invalid port" % url) from None
+        raise ValueError("%r has an invalid port" % shown) from None
     query = urllib.parse.parse_qs(parts.query)
     unknown = set(query) - {"sslmode"}
     if unknown:
         raise ValueError("%r: unknown parameter(s) %s; only sslmode=disable|require "
-                         "is understood" % (url, ", ".join(sorted(unknown))))
+                         "is understood" % (shown, ", ".join(sorted(unknown))))
     sslmode = query.get("sslmode", ["disable"])[-1]
     if sslmode not in ("disable", "require"):
-        raise ValueError("%r: sslmode must be disable or require" % url)
+        raise ValueError("%r: sslmode must be disable or require" % shown)
     unquote = urllib.parse.unquote
     return engine, {
         "host": parts.hostname, "port": port,
@@ -116,8 +117,7 @@ def safe_url(url):
 
 
 def one_line(exc):
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def classify(exc):
