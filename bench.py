@@ -634,13 +634,13 @@ def main():
         fail("the selection is empty%s" % "".join("; " + line for line in left_out))
 
     results = None
+    needs_server = any("server_url" in b.workload.params for b in matrix)
     if not args.worker:
         if args.output or args.append:
             results = ResultsFile(args.output or args.append,
                                   append=bool(args.append))
         check_descriptors(matrix, hard_limit)
         preflight(matrix)
-        needs_server = any("server_url" in b.workload.params for b in matrix)
         if needs_server and args.server_url:
             check_server(args.server_url)
         if args.output and args.keep_earlier:
@@ -684,7 +684,7 @@ def main():
             # pyperf's master reports a worker that failed this way; the
             # worker printed its own error above.
             done = "; the %d completed benchmark(s) are in %s" % (
-                index, args.output) if args.output and index else ""
+                index, results.path) if results is not None and index else ""
             fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
 
 
