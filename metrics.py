@@ -216,13 +216,19 @@ def _stat_linux(pid):
     return int(fields[21]) * PAGE, int(fields[17])
 
 
-def _pss_linux(pid):
-    """Proportional set size from /proc/PID/smaps_rollup (walks page tables)."""
+def _pss_linux(pid, private=False):
+    """Proportional set size from /proc/PID/smaps_rollup (walks page tables);
+    with ``private``, the pages no other process maps (USS) instead."""
+    total = 0
     with open("/proc/%d/smaps_rollup" % pid) as f:
         for line in f:
-            if line.startswith("Pss:"):
+            if private:
+                if line.startswith(("Private_Clean:", "Private_Dirty:",
+                                    "Private_Hugetlb:")):
+                    total += int(line.split()[1]) * 1024
+            elif line.startswith("Pss:"):
                 return int(line.split()[1]) * 1024
-    return 0
+    return total
 
 
 def _tree_linux(root, exclude):
@@ -241,10 +247,12 @@ class TreeMemory:
     Reading PSS costs milliseconds per large process (the kernel walks its
     page tables), RSS microseconds. So every sample reads RSS and estimates
     each process's PSS as its RSS minus the shared part (RSS - PSS) found at
-    its last PSS reading; PSS itself is read for every process as soon as it
-    appears, and for all of them when the tree's RSS grows 5% past its last
-    high and at least every second, as often as a budget of 1% of the
-    sampler's time allows. The tree is
+    its last PSS reading; a new process is read as soon as it appears and
+    counted by its private pages (USS) until the next full reading, since
+    the pages it shares are already in the others' figures; PSS is read for
+    all of them when the tree's RSS grows 5% past its last high and at
+    least every second, as often as a budget of 1% of the sampler's time
+    allows. The tree is
     listed again every 50 ms, or less often when listing is slow: finding
     children means reading a file per thread, which adds up in a process
     with hundreds of threads.
@@ -277,13 +285,16 @@ class TreeMemory:
                 continue
             threads += count
         total_rss = sum(rss.values())
-        # A new process is read at once, whatever the budget: until then its
-        # estimate would be its whole RSS, pages shared with its parent
-        # included (a pool of 128 forked workers counted 23 GiB for 2 GiB).
+        # A new process is read at once, whatever the budget, and counted by
+        # the pages only it maps: the pages it shares (with the parent it was
+        # forked from) are already counted, in full, in the others' last
+        # PSS, which its arrival does not re-read. Counting its RSS instead
+        # made a pool of 128 forked workers 23 GiB for 1 GiB; its PSS, the
+        # shared pages twice.
         for pid in rss:
             if pid not in self.shared:
                 try:
-                    self.shared[pid] = max(0, rss[pid] - _pss_linux(pid))
+                    self.shared[pid] = max(0, rss[pid] - _pss_linux(pid, private=True))
                 except OSError:
                     continue
         due = (force or total_rss > self.rss_high * 1.05 + MIB

@@ -63,6 +63,37 @@ def test_sequential_shows_no_more_than_it_uses():
     assert figures["processes_peak"] == 1
 
 
+def idle_item(item):
+    time.sleep(0.3)
+    return item
+
+
+class Idle(Touch):
+    name = "idle"
+
+    def sync_function(self):
+        return idle_item
+
+
+def test_forked_workers_share_their_parents_pages():
+    """Forked workers of a parent holding 200 MiB: the tree's PSS stays near
+    200 MiB, while their summed RSS would be about 200 MiB per worker."""
+    held = bytearray(b"\x01" * TOUCH)
+    hook = metrics.RunFigures()
+    cell = bench.Bench(Idle(items=32), models.parse("processes-32-chunk-1"))
+    bench.time_batches(1, cell)
+    figures = {}
+    hook.teardown(figures)
+    # The pool starts workers as items arrive; most of the 32 start.
+    workers = figures["processes_peak"] - 1
+    assert workers >= 8, figures
+    # Each worker adds the pages it copies, a few MiB; counting each new
+    # worker's PSS at its start counted the shared pages again (720 MiB).
+    assert TOUCH <= figures["mem_tree_peak"] <= (figures["mem_tree_base"]
+                                                 + workers * 4 * MIB), figures
+    assert held[-1] == 1
+
+
 def test_cpu_of_exited_pool_workers_is_counted():
     hook = metrics.RunFigures()
     workload = bench.Bench(SpinWorkload(), models.parse("processes-2-chunk-1"))
