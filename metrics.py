@@ -208,10 +208,14 @@ MIB = 1024 * 1024
 
 
 def _stat_linux(pid):
-    """(resident bytes, threads) from /proc/PID/stat: cheap, unlike PSS."""
+    """(resident bytes, threads) from /proc/PID/stat: cheap, unlike PSS.
+    A zombie (exited, not yet reaped) raises ProcessLookupError: it holds no
+    memory and runs nothing, so it is not counted among the processes."""
     with open("/proc/%d/stat" % pid) as f:
         data = f.read()
     fields = data[data.rindex(")") + 2:].split()
+    if fields[0] in ("Z", "X"):
+        raise ProcessLookupError(pid)
     # Fields 20 (num_threads) and 24 (rss, in pages), counted from 1.
     return int(fields[21]) * PAGE, int(fields[17])
 

@@ -22,6 +22,14 @@ def skip_or_fail(reason):
     pytest.skip(reason)
 
 
+def default_sigint():
+    """preexec_fn for a child that a test interrupts: SIGINT as in a
+    terminal's foreground job. A shell that runs the suite in the background
+    starts it with SIGINT ignored, and children would inherit that."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(args, cwd, timeout=300):
     """Run a command line of the project in a subprocess, as a user would."""
     return subprocess.run([sys.executable] + [str(a) for a in args], cwd=cwd,

@@ -14,7 +14,7 @@ import pytest
 
 import models
 import workloads
-from conftest import BENCH, TINY_RUNNER, run_bench
+from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
 from servers.process import LocalServer
 
 
@@ -235,7 +235,8 @@ def test_interrupted_bench_leaves_no_server(tmp_path, signum):
                             + ["--items", "200", "--latency-ms", "20",
                                "--model", "sequential", "-p", "3", "-o", "i.json"],
                             cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     deadline = time.time() + 30
     while time.time() < deadline and not server_processes(since):
         time.sleep(0.1)

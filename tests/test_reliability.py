@@ -13,7 +13,7 @@ import psutil
 import pyperf
 import pytest
 
-from conftest import BENCH, TINY_RUNNER, run_bench
+from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
 from test_http import run_http
 
 
@@ -21,7 +21,8 @@ def start_bench(args, cwd):
     """bench.py in its own session, as in a terminal of its own."""
     return subprocess.Popen([sys.executable, BENCH] + args, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=default_sigint)
 
 
 def session_processes(sid):
