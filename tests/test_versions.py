@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pyperf
-import pytest
 
 from conftest import ROOT, TINY_RUNNER, run, run_bench, skip_or_fail
 

@@ -53,6 +53,21 @@ class Workload:
             return sync(item)
         return run_in_coroutine
 
+    # -- latencies of IO workloads (params latency_ms and jitter_ms) --------
+    def check_jitter(self):
+        """Latencies are drawn in latency +- jitter and are never negative."""
+        p = self.params
+        if not 0 <= p["jitter_ms"] <= p["latency_ms"]:
+            raise ValueError("%s: jitter (%g ms) must be between 0 and the "
+                             "latency (%g ms)" % (self.name, p["jitter_ms"],
+                                                  p["latency_ms"]))
+
+    def draw_latency_ms(self, rnd):
+        """One item's latency, uniform in latency +- jitter."""
+        p = self.params
+        return rnd.uniform(p["latency_ms"] - p["jitter_ms"],
+                           p["latency_ms"] + p["jitter_ms"])
+
     # -- verification -----------------------------------------------------
     def reference(self, items):
         """Per-item results the batch must reproduce (not timed).

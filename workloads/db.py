@@ -415,18 +415,14 @@ class Db(Workload):
                              % (p["db_driver"], engine, self.engine))
         if p["db_connections"] not in ("per-item", "pooled"):
             raise ValueError("db: connections must be per-item or pooled")
-        if not 0 <= p["jitter_ms"] <= p["latency_ms"]:
-            raise ValueError("db: jitter (%g ms) must be between 0 and the "
-                             "latency (%g ms)" % (p["jitter_ms"], p["latency_ms"]))
+        self.check_jitter()
         self.pooled = p["db_connections"] == "pooled"
         self._pool = None
         self._version = None
 
     def make_items(self):
         rnd = random.Random(self.params["seed"])
-        low = self.params["latency_ms"] - self.params["jitter_ms"]
-        high = self.params["latency_ms"] + self.params["jitter_ms"]
-        return [(index, round(rnd.uniform(low, high), 3) / 1000.0,
+        return [(index, round(self.draw_latency_ms(rnd), 3) / 1000.0,
                  rnd.randrange(1, 2 ** 62))
                 for index in range(self.params["items"])]
 

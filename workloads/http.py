@@ -198,9 +198,7 @@ class Http(Workload):
                              % (p["endpoint"], ", ".join(ENDPOINTS)))
         if p["keepalive"] not in ("on", "off"):
             raise ValueError("http: keepalive must be on or off")
-        if not 0 <= p["jitter_ms"] <= p["latency_ms"]:
-            raise ValueError("http: jitter (%g ms) must be between 0 and the "
-                             "latency (%g ms)" % (p["jitter_ms"], p["latency_ms"]))
+        self.check_jitter()
         self.base = p["server_url"].rstrip("/")
 
     def _client_args(self):
@@ -209,9 +207,7 @@ class Http(Workload):
 
     def make_items(self):
         rnd = random.Random(self.params["seed"])
-        low = self.params["latency_ms"] - self.params["jitter_ms"]
-        high = self.params["latency_ms"] + self.params["jitter_ms"]
-        return [(index, round(rnd.uniform(low, high), 3), self.params["size_bytes"])
+        return [(index, round(self.draw_latency_ms(rnd), 3), self.params["size_bytes"])
                 for index in range(self.params["items"])]
 
     def sync_function(self):

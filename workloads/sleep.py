@@ -32,16 +32,11 @@ class Sleep(Workload):
 
     def __init__(self, **params):
         super().__init__(**params)
-        if not 0 <= self.params["jitter_ms"] <= self.params["latency_ms"]:
-            raise ValueError("sleep: jitter (%g ms) must be between 0 and the "
-                             "latency (%g ms)" % (self.params["jitter_ms"],
-                                                  self.params["latency_ms"]))
+        self.check_jitter()
 
     def make_items(self):
         rnd = random.Random(self.params["seed"])
-        low = self.params["latency_ms"] - self.params["jitter_ms"]
-        high = self.params["latency_ms"] + self.params["jitter_ms"]
-        return [(index, rnd.uniform(low, high) / 1000.0)
+        return [(index, self.draw_latency_ms(rnd) / 1000.0)
                 for index in range(self.params["items"])]
 
     def sync_function(self):
