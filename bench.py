@@ -70,8 +70,10 @@ WORKLOAD_OPTIONS = {
 # Options of ours that workers must receive too.
 FORWARDED = (["preset", "workload", "model", "server_url", "db_url",
               "no_run_figures"] + list(WORKLOAD_OPTIONS))
-# A workload that needs a URL the user must give: parameter -> option.
-URL_PARAMS = {"db_url": "--db-url"}
+# Parameters naming a server: parameter -> option. The local load server
+# stands in for a missing --server-url; nothing stands in for --db-url.
+SERVER_PARAMS = {"server_url": "--server-url", "db_url": "--db-url"}
+REQUIRED_SERVERS = ("db_url",)
 
 
 def fail(message, status=2):
@@ -242,7 +244,7 @@ def select_models(preset_names, patterns):
 
 def missing_urls(cls, args):
     """The options naming a server this workload needs and was not given."""
-    return [option for param, option in URL_PARAMS.items()
+    return [SERVER_PARAMS[param] for param in REQUIRED_SERVERS
             if param in cls.PARAMS and not getattr(args, param)]
 
 
@@ -286,7 +288,7 @@ def build_matrix(args, left_out=None):
             fail("%s does not apply to the selected workloads (%s)"
                  % (option, ", ".join(names)))
 
-    for param, option in dict(URL_PARAMS, server_url="--server-url").items():
+    for param, option in SERVER_PARAMS.items():
         if getattr(args, param) and not any(param in cls.PARAMS
                                             for cls in classes.values()):
             fail("%s does not apply to the selected workloads (%s)"
@@ -297,7 +299,7 @@ def build_matrix(args, left_out=None):
     for name in names:
         cls = classes[name]
         params = dict(preset["workloads"].get(name, {}))
-        for param in ("server_url",) + tuple(URL_PARAMS):
+        for param in SERVER_PARAMS:
             if param in cls.PARAMS and getattr(args, param):
                 params[param] = getattr(args, param)
         for param in WORKLOAD_OPTIONS:
@@ -433,7 +435,7 @@ class Progress:
 
 def uses_sockets(bench):
     return any(param in bench.workload.params
-               for param in ("server_url",) + tuple(URL_PARAMS))
+               for param in SERVER_PARAMS)
 
 
 def in_flight(bench):
