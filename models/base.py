@@ -2,16 +2,16 @@
 
 A model knows how to run a batch of items; it never looks inside them. It
 receives a picklable sync function, a coroutine function and the items, and
-returns one result per item, in item order.
+returns one result per item, in item order. It also states, in the
+benchmark's metadata, what the report needs to know of it (how many items it
+keeps in progress, how many can compute at once, in how many interpreters,
+which form of the item it calls), so that the report names no model.
 """
 
 import asyncio
 import re
 import threading
 import time
-
-LOOPS = ("asyncio", "uvloop")
-POOL_LIFETIMES = ("fresh", "reuse")
 
 
 class ModelError(ValueError):
@@ -32,6 +32,11 @@ class Model:
     # whether items run in other processes than the one that prepared them.
     item_side = "sync"
     runs_in_subprocesses = False
+    # True for the model every other model of a workload is compared with.
+    is_reference = False
+    # Preset name -> model names of this family that join every workload's
+    # list in that preset (a workload's own lists are in its PRESETS).
+    PRESETS = {}
 
     @classmethod
     def parse(cls, name):
@@ -55,22 +60,46 @@ class Model:
         raise NotImplementedError
 
     @property
-    def workers(self):
+    def concurrency(self):
         """How many items can be in progress at once (None: unbounded)."""
         return 1
 
     @property
-    def processes(self):
-        """How many processes run items (P in the ideal time)."""
+    def parallelism(self):
+        """How many items can compute at once when they release the GIL."""
         return 1
+
+    @property
+    def interpreters(self):
+        """How many interpreters, each with its own GIL, run items."""
+        return 1
+
+    def scaling(self):
+        """(what is counted, in the plural and singular, the series' label)
+        when the model is one point of a series that varies only its
+        parallelism (threads-2, threads-4, ...), else None."""
+        return None
 
     def in_flight(self, items):
         """The most items in progress at once in a batch of ``items``."""
-        return min(items, self.workers or items)
+        return min(items, self.concurrency or items)
+
+    def supports(self, workload):
+        """Why this model cannot run ``workload`` ("" if it can)."""
+        return ""
 
     def metadata(self):
-        return {"model": self.name, "model_family": self.family,
-                "timed": self.timed}
+        meta = {"model": self.name, "model_family": self.family,
+                "timed": self.timed, "item_side": self.item_side,
+                "concurrency": self.concurrency or "unbounded",
+                "parallelism": self.parallelism,
+                "interpreters": self.interpreters}
+        scaling = self.scaling()
+        if scaling:
+            meta["scaling"], meta["scaling_unit"], series = scaling
+            if series:
+                meta["scaling_series"] = series
+        return meta
 
     def libraries(self):
         return []
@@ -138,6 +167,10 @@ class PoolModel(Model):
         meta = super().metadata()
         meta["pool_lifetime"] = self.lifetime
         return meta
+
+    @property
+    def concurrency(self):
+        return self.parallelism
 
     def new_pool(self):
         raise NotImplementedError

@@ -7,7 +7,7 @@ loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
 
 from concurrent.futures import ThreadPoolExecutor
 
-from models.base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
+from .base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
 
 
 class Hybrid(Model):
@@ -29,8 +29,12 @@ class Hybrid(Model):
         return "hybrid-%d%s" % (self.threads, "-uvloop" if self.loop == "uvloop" else "")
 
     @property
-    def workers(self):
+    def concurrency(self):
         return None
+
+    @property
+    def parallelism(self):
+        return self.threads
 
     def metadata(self):
         meta = super().metadata()

@@ -11,9 +11,8 @@ import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from models.base import ModelError, PoolModel, positive
+from .base import ModelError, PoolModel, positive
 
-START_METHODS = ("fork", "forkserver", "spawn")
 DEFAULT_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 
@@ -46,12 +45,20 @@ class Processes(PoolModel):
         return name
 
     @property
-    def workers(self):
+    def parallelism(self):
         return self.nprocesses
 
     @property
-    def processes(self):
+    def interpreters(self):
         return self.nprocesses
+
+    def scaling(self):
+        if self.lifetime != "fresh":
+            return None
+        series = "chunk %d" % self.chunk
+        if self.start_method != DEFAULT_START_METHOD:
+            series += ", " + self.start_method
+        return ("processes", "process", series)
 
     def metadata(self):
         meta = super().metadata()

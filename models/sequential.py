@@ -1,6 +1,6 @@
 """sequential: one item after another in the calling thread; the reference."""
 
-from models.base import Model
+from .base import Model
 
 
 class Sequential(Model):
@@ -9,6 +9,7 @@ class Sequential(Model):
     PATTERN = r"sequential"
     FORM = "sequential"
     timed = "running every item in turn"
+    is_reference = True
 
     @property
     def name(self):

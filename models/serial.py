@@ -4,7 +4,7 @@ The "falsely asynchronous" case of seeds/003: async syntax, sequential
 behaviour. Shows what an event loop costs when nothing runs concurrently.
 """
 
-from models.base import Model, clock_callbacks, run_on_new_loop
+from .base import Model, clock_callbacks, run_on_new_loop
 
 
 async def await_in_turn(async_fn, items):

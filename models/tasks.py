@@ -5,7 +5,7 @@ default loop, "uvloop" is uvloop's); "-limit-C" caps the items in progress
 with a semaphore. Creating and closing the loop is inside the timed region.
 """
 
-from models.base import (Model, clock_callbacks, gather_items, positive,
+from .base import (Model, clock_callbacks, gather_items, positive,
                          run_on_new_loop)
 
 
@@ -29,7 +29,7 @@ class Tasks(Model):
         return "%s-limit-%d" % (self.loop, self.limit)
 
     @property
-    def workers(self):
+    def concurrency(self):
         return self.limit
 
     def metadata(self):

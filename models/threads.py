@@ -7,7 +7,7 @@ its pool, as a script does; "-reuse" keeps one pool across batches
 
 from concurrent.futures import ThreadPoolExecutor
 
-from models.base import PoolModel, positive
+from .base import PoolModel, positive
 
 
 class Threads(PoolModel):
@@ -27,8 +27,13 @@ class Threads(PoolModel):
         return "threads-%d%s" % (self.threads, suffix)
 
     @property
-    def workers(self):
+    def parallelism(self):
         return self.threads
+
+    def scaling(self):
+        if self.lifetime == "fresh":
+            return ("threads", "thread", "")
+        return None
 
     def metadata(self):
         meta = super().metadata()

@@ -1,15 +1,20 @@
 """The HTTP load server: a separate process on loopback, cheap per request.
 
-Built on aiohttp.web running on uvloop. Endpoints:
+An RSGI application (``app.py``) served by granian, one worker on a uvloop
+event loop, chosen for its low CPU per request (README, "The load server").
+bench.py starts it as a child process (``process.py``) when the http
+workload runs without ``--server-url``. Endpoints:
 
 - ``/work?latency_ms=L&size=S``: waits L ms, answers S bytes (the http workload)
 - ``/delay/{seconds}``, ``/bytes/{n}``, ``/get``: an httpbin-compatible subset,
   so the workload can target a real httpbin as well
 - ``/stats``: requests served, bytes sent and the server's own CPU time
 
-``python -m servers --host 0.0.0.0 --port 8080`` runs it on its own for a
-two-machine set-up.
+``python -m concbench.servers --host 0.0.0.0 --port 8080`` runs it on its
+own for a two-machine set-up.
 """
+
+import resource
 
 
 def raise_nofile_limit():
@@ -18,10 +23,6 @@ def raise_nofile_limit():
     Thousands of concurrent connections need thousands of descriptors, on
     the client's side (bench.py) and on the server's.
     """
-    try:
-        import resource
-    except ImportError:
-        return None
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

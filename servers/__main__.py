@@ -1,4 +1,4 @@
-"""python -m servers [--host H] [--port P]: run the load server on its own.
+"""python -m concbench.servers [--host H] [--port P]: the load server alone.
 
 Prints one line, ``listening on http://HOST:PORT``, once the server answers
 (``--port 0`` picks a free port), then serves until SIGINT or SIGTERM.
@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.request
 
-from servers import raise_nofile_limit
+from . import raise_nofile_limit
 
 
 def free_port(host):
@@ -33,13 +33,13 @@ def announce_when_ready(url, timeout=30.0):
                 return
         except OSError:
             time.sleep(0.05)
-    print("python -m servers: error: the server did not answer within %.0f s"
+    print("python -m concbench.servers: error: the server did not answer within %.0f s"
           % timeout, file=sys.stderr, flush=True)
     os._exit(1)
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="python -m servers",
+    parser = argparse.ArgumentParser(prog="python -m concbench.servers",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: %(default)s)")
@@ -58,7 +58,7 @@ def main():
     port = args.port or free_port(args.host)
     host = "[%s]" % args.host if ":" in args.host else args.host
     os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
-    server = Server("servers.app:app", address=args.host, port=port,
+    server = Server(__package__ + ".app:app", address=args.host, port=port,
                     interface=Interfaces.RSGI, workers=1,
                     runtime_mode=RuntimeModes.st, loop=Loops.uvloop,
                     http=HTTPModes.http1, websockets=False, backlog=args.backlog,
@@ -68,7 +68,7 @@ def main():
     try:
         server.serve()
     except OSError as exc:
-        print("python -m servers: error: %s" % exc, file=sys.stderr)
+        print("python -m concbench.servers: error: %s" % exc, file=sys.stderr)
         sys.exit(2)
 
 

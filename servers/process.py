@@ -1,8 +1,8 @@
 """Start and stop the load server as a child process of bench.py's master.
 
-The server runs in its own process (``python -m servers``) on 127.0.0.1 with
-a port it picks, so that its CPU is neither the benchmark's nor in the
-benchmark's way. ``stop()`` is idempotent and is called on every exit path
+The server runs in its own process (``python -m concbench.servers``) on
+127.0.0.1 with a port it picks, so that its CPU is neither the benchmark's
+nor in the benchmark's way. ``stop()`` is idempotent and is called on every exit path
 (normal end, error, Ctrl-C, SIGTERM, pyperf's --timeout exit).
 """
 
@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from concbench import IMPORT_ROOT
 
 
 class LocalServer:
@@ -29,15 +29,17 @@ class LocalServer:
         env = dict(os.environ)
         env.update(self.extra_env)
         env["PYTHONPATH"] = os.pathsep.join(
-            [ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+            [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "servers", "--host", self.host, "--port", "0"],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=ROOT, env=env)
+            [sys.executable, "-m", "concbench.servers", "--host", self.host,
+             "--port", "0"],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=IMPORT_ROOT,
+            env=env)
         line = self._first_line()
         if not line.startswith("listening on "):
             self.stop()
             raise RuntimeError("the local load server did not start (it said %r); "
-                               "try: python -m servers --port 0" % line)
+                               "try: python -m concbench.servers --port 0" % line)
         self.url = line.split()[-1]
         # Remembered now: a worker outlives a main process that was killed.
         self._processes = self.descendants()

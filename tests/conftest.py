@@ -11,9 +11,6 @@ BENCH = str(ROOT / "bench.py")
 # Set by .ci/run: tests that need a service fail instead of skipping.
 REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 
 def skip_or_fail(reason):
     """Skip with a reason on a user's machine; fail under .ci/run."""
@@ -61,8 +58,8 @@ def _children():
             cmdline = " ".join(child.cmdline())
         except psutil.Error:
             continue
-        # metrics' sampler of this very process serves the in-process tests.
-        own_sampler = "-m metrics --sample %d" % os.getpid()
+        # The memory sampler of this very process serves the in-process tests.
+        own_sampler = "-m concbench.sampler --sample %d" % os.getpid()
         if not any(helper in cmdline for helper in _LIFETIME_HELPERS + (own_sampler,)):
             found[child.pid] = (child, cmdline)
     return found

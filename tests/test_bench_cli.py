@@ -193,18 +193,18 @@ def test_existing_output_is_refused_and_kept(tmp_path):
 
 
 def test_failed_check_stops_the_benchmark_loudly(capsys):
-    import bench
-    import models
-    import workloads
+    from concbench import batches, matrix
+    from concbench import models
+    from concbench import workloads
 
-    class LosesAnItem(models.FAMILIES[0]):
+    class LosesAnItem(models.families()[0]):
         def run(self, sync_fn, async_fn, items, clock=None):
             return super().run(sync_fn, async_fn, items)[1:]
 
     workload = workloads.get("sleep")(items=5, latency_ms=1.0, jitter_ms=0.0)
-    cell = bench.Bench(workload, LosesAnItem())
+    cell = matrix.Bench(workload, LosesAnItem())
     with pytest.raises(SystemExit) as exit_info:
-        bench.time_batches(1, cell)
+        batches.time_batches(1, cell)
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert "ERROR: sleep/sequential: result check failed: 4 results for 5 items" in err

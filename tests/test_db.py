@@ -12,11 +12,11 @@ import time
 import pytest
 import pyperf
 
-import models
+from concbench import models
 from conftest import TINY_RUNNER, run, run_bench, skip_or_fail
-from models.base import BatchClock
-from workloads import db
-from workloads.base import CheckError
+from concbench.models.base import BatchClock
+from concbench.workloads import db
+from concbench.workloads.base import CheckError
 
 URLS = {
     "postgresql": os.environ.get("CONCBENCH_PG_URL",

@@ -12,10 +12,10 @@ import urllib.request
 import psutil
 import pytest
 
-import models
-import workloads
+from concbench import models
+from concbench import workloads
 from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
-from servers.process import LocalServer
+from concbench.servers.process import LocalServer
 
 
 def get(url, timeout=10):
@@ -28,7 +28,7 @@ def server_processes(since):
     found = []
     for proc in psutil.process_iter(["cmdline", "create_time"]):
         cmdline = proc.info["cmdline"] or []
-        if ("servers" in cmdline and "-m" in cmdline
+        if ("concbench.servers" in cmdline and "-m" in cmdline
                 and proc.info["create_time"] >= since - 1):
             found.append(proc)
     return found

@@ -5,11 +5,11 @@ import time
 import pyperf
 import pytest
 
-import bench
-import metrics
-import models
+from concbench import batches, matrix
+from concbench.figures import RunFigures
+from concbench import models
 from conftest import TINY_RUNNER, run, run_bench
-from workloads.base import Workload
+from concbench.workloads.base import ITEMS, SEED, Workload
 
 MIB = 1024 * 1024
 TOUCH = 200 * MIB
@@ -25,7 +25,7 @@ def touch_memory(item):
 class Touch(Workload):
     name = "touch"
     kind = "cpu"
-    PARAMS = {"items": 2, "seed": 1}
+    OPTIONS = (ITEMS.with_default(2), SEED)
 
     def make_items(self):
         return list(range(self.params["items"]))
@@ -35,9 +35,10 @@ class Touch(Workload):
 
 
 def measure(model_name):
-    hook = metrics.RunFigures()
-    cell = bench.Bench(Touch(), models.parse(model_name))
-    bench.time_batches(1, cell)
+    hook = RunFigures()
+    cell = matrix.Bench(Touch(), models.parse(model_name))
+    with hook:
+        batches.time_batches(1, cell)
     figures = {}
     hook.teardown(figures)
     return figures
@@ -79,9 +80,10 @@ def test_forked_workers_share_their_parents_pages():
     """Forked workers of a parent holding 200 MiB: the tree's PSS stays near
     200 MiB, while their summed RSS would be about 200 MiB per worker."""
     held = bytearray(b"\x01" * TOUCH)
-    hook = metrics.RunFigures()
-    cell = bench.Bench(Idle(items=32), models.parse("processes-32-chunk-1"))
-    bench.time_batches(1, cell)
+    hook = RunFigures()
+    cell = matrix.Bench(Idle(items=32), models.parse("processes-32-chunk-1"))
+    with hook:
+        batches.time_batches(1, cell)
     figures = {}
     hook.teardown(figures)
     # The pool starts workers as items arrive; most of the 32 start.
@@ -95,9 +97,10 @@ def test_forked_workers_share_their_parents_pages():
 
 
 def test_cpu_of_exited_pool_workers_is_counted():
-    hook = metrics.RunFigures()
-    workload = bench.Bench(SpinWorkload(), models.parse("processes-2-chunk-1"))
-    bench.time_batches(1, workload)
+    hook = RunFigures()
+    workload = matrix.Bench(SpinWorkload(), models.parse("processes-2-chunk-1"))
+    with hook:
+        batches.time_batches(1, workload)
     figures = {}
     hook.teardown(figures)
     # Two children each spin 0.3 s of CPU; the worker itself mostly waits.

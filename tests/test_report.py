@@ -125,9 +125,9 @@ def test_plots_are_png(tmp_path):
 
 
 def test_plot_without_matplotlib_says_how_to_get_it(tmp_path):
-    code = ("import sys; sys.modules['matplotlib'] = None; sys.path.insert(0, %r); "
-            "import report; sys.exit(report.main([%r, '--plot', %r]))"
-            % (str(ROOT), str(ROOT / DATA / "small.json"), str(tmp_path)))
+    code = ("import sys; sys.modules['matplotlib'] = None; "
+            "from concbench import report; sys.exit(report.main([%r, '--plot', %r]))"
+            % (str(ROOT / DATA / "small.json"), str(tmp_path)))
     proc = run(["-c", code], ROOT)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (

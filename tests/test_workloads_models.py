@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-import models
-import workloads
-from workloads.base import CheckError
+from concbench import models
+from concbench import workloads
+from concbench.workloads.base import CheckError
 
 TINY = {
     "encode": {"items": 30},
@@ -89,14 +89,14 @@ def test_rotate_result_is_a_digest_of_rotated_pixels():
     assert reference[0] != unrotated
 
 
-class Dropping(models.FAMILIES[0]):
+class Dropping(models.families()[0]):
     """Sequential, but loses the last item."""
 
     def run(self, sync_fn, async_fn, items, clock=None):
         return super().run(sync_fn, async_fn, items)[:-1]
 
 
-class Corrupting(models.FAMILIES[0]):
+class Corrupting(models.families()[0]):
     """Sequential, but one item's result is wrong."""
 
     def run(self, sync_fn, async_fn, items, clock=None):
@@ -105,7 +105,7 @@ class Corrupting(models.FAMILIES[0]):
         return results
 
 
-class Reordering(models.FAMILIES[0]):
+class Reordering(models.families()[0]):
     def run(self, sync_fn, async_fn, items, clock=None):
         return list(reversed(super().run(sync_fn, async_fn, items)))
 

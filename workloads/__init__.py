@@ -1,20 +1,28 @@
 """Workload registry: adding a workload is one file plus one line here.
 
-Classes are named as "module:Class" and imported on first use, so that a
-worker process imports only the libraries of the benchmark it runs.
+Each entry names a ``Workload`` subclass as "module:Class", the module
+relative to this package. The order is the order of the matrix (pyperf
+selects a worker's benchmark by its position, so it must not change between
+runs).
 """
 
 import importlib
 
 REGISTRY = {
-    "encode": "workloads.encode:Encode",
-    "rotate": "workloads.rotate:Rotate",
-    "sleep": "workloads.sleep:Sleep",
-    "http": "workloads.http:Http",
-    "db": "workloads.db:Db",
+    "encode": ".encode:Encode",
+    "rotate": ".rotate:Rotate",
+    "sleep": ".sleep:Sleep",
+    "http": ".http:Http",
+    "db": ".db:Db",
 }
 
 
 def get(name):
+    """The Workload subclass registered as ``name`` (KeyError if none)."""
     module, _, cls = REGISTRY[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return getattr(importlib.import_module(module, __name__), cls)
+
+
+def classes():
+    """Every registered workload class, in registry order."""
+    return [get(name) for name in REGISTRY]

@@ -1,32 +1,142 @@
-"""The contract every workload fulfils, so any model can run any workload."""
+"""The contract every workload fulfils, so any model can run any workload.
+
+A workload owns everything about its work: its parameters as command-line
+options (``Option``), their defaults and validation, its sizes and model lists
+in each preset it belongs to, its inputs, its check, and the metadata that
+describes it. bench.py and report.py read these and name no workload.
+"""
+
+import argparse
+
 
 class CheckError(Exception):
     """A batch's result differs from the sequential reference."""
 
 
+class Option:
+    """A workload parameter that is also a bench.py option.
+
+    A number within [low, high] (``kind`` int or float), one of ``choices``,
+    or whatever ``parse`` accepts (it raises ValueError with a message). The
+    same option may serve several workloads, each with its own default
+    (``with_default``); ``required`` ones have no usable default, and a
+    workload that lacks them is left out of a preset.
+    """
+
+    def __init__(self, param, flag, help, kind=None, low=None, high=None,
+                 choices=None, parse=None, metavar=None, required=False,
+                 default=None):
+        self.param, self.flag, self.help = param, flag, help
+        self.kind, self.low, self.high = kind, low, high
+        self.choices, self.parse = choices, parse
+        self.metavar, self.required, self.default = metavar, required, default
+
+    def with_default(self, default):
+        copy = Option.__new__(Option)
+        copy.__dict__.update(self.__dict__, default=default)
+        return copy
+
+    def spec(self):
+        """What must agree between workloads that share the option."""
+        return (self.flag, self.help, self.kind, self.low, self.high,
+                self.choices, self.parse, self.metavar, self.required)
+
+    def convert(self, text):
+        """argparse's ``type``: the value, or ArgumentTypeError in one line."""
+        try:
+            if self.parse is None and self.choices is None:
+                try:
+                    value = self.kind(text)
+                except ValueError:
+                    raise ValueError("%s: %r is not a number"
+                                     % (self.flag, text)) from None
+                return self.check(value, text)
+            return self.check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    def check(self, value, shown=None):
+        """``value`` if valid, else ValueError in one line: the same rules
+        whether it comes from the command line or from a preset."""
+        if self.parse is not None:
+            return self.parse(value)
+        if self.choices is not None:
+            if value not in self.choices:
+                raise ValueError("%s: %r is not one of %s"
+                                 % (self.flag, value, ", ".join(self.choices)))
+            return value
+        if not self.low <= value <= self.high:
+            raise ValueError("%s: %s is out of range [%s, %s]"
+                             % (self.flag, value if shown is None else shown,
+                                self.low, self.high))
+        return value
+
+
+# Options that several workloads share.
+ITEMS = Option("items", "--items", "items per batch", int, 1, 10_000_000)
+SEED = Option("seed", "--seed", "seed of the generated inputs", int, 0, 2**32 - 1,
+              default=1)
+LATENCY_MS = Option("latency_ms", "--latency-ms", "mean latency of an IO item, in ms",
+                    float, 0.0, 60_000.0)
+JITTER_MS = Option("jitter_ms", "--jitter-ms",
+                   "latencies are drawn uniformly in latency +- jitter, in ms",
+                   float, 0.0, 60_000.0)
+
+
+# Worker counts of the full preset's scaling series.
+THREADS_FULL = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+PROCESSES_FULL = [1, 2, 4, 8, 16, 32]
+
+
+def preset(models, **params):
+    """A workload's entry in a preset: the models to run and the sizes."""
+    return {"models": list(models), "params": params}
+
+
 class Workload:
     """One kind of work: seeded inputs, a sync and an async item, a batch check.
 
-    Subclasses set ``name``, ``kind`` ("cpu" or "io") and ``PARAMS``
-    (parameter name -> default, every one recorded in metadata).
+    Subclasses set ``name``, ``kind`` ("cpu" or "io"), ``OPTIONS`` (its
+    parameters with their defaults, every one recorded in metadata),
+    ``PRESETS`` (preset name -> ``preset(models, **sizes)``) and
+    ``REPORTED`` (the metadata keys the report shows beside its name).
     """
 
     name = ""
     kind = ""
-    PARAMS = {}
+    OPTIONS = ()
+    PRESETS = {}
+    REPORTED = ("items_per_batch", "seed")
     # How the async form relates to the sync one; recorded in metadata.
     async_form = "native coroutine"
-    # For workloads with a server: the share of a batch's wall time the
-    # server may spend on CPU before the result is flagged as server-bound.
-    SERVER_BUSY_LIMIT = 0.5
+    # Connections each item in progress keeps open (for the descriptor check).
+    sockets_per_item = 0
+    # Parameters the workload can supply itself in the master when the user
+    # gives none (provide()): the local load server's URL.
+    PROVIDED = ()
 
     def __init__(self, **params):
-        unknown = set(params) - set(self.PARAMS)
+        defaults = self.defaults()
+        unknown = set(params) - set(defaults)
         if unknown:
             raise ValueError("%s: unknown parameter(s) %s"
                              % (self.name, ", ".join(sorted(unknown))))
-        self.params = dict(self.PARAMS)
-        self.params.update(params)
+        options = {option.param: option for option in self.OPTIONS}
+        self.params = defaults
+        for param, value in params.items():
+            if value != defaults[param]:
+                value = options[param].check(value)
+            self.params[param] = value
+
+    @classmethod
+    def defaults(cls):
+        return {option.param: option.default for option in cls.OPTIONS}
+
+    @classmethod
+    def missing(cls, params):
+        """The flags of required options that ``params`` leaves empty."""
+        return [option.flag for option in cls.OPTIONS
+                if option.required and not params.get(option.param)]
 
     # -- inputs -----------------------------------------------------------
     def make_items(self):
@@ -105,6 +215,12 @@ class Workload:
         return results
 
     # -- resources that outlive a batch (not timed) -------------------------
+    def provide(self):
+        """Master only, once, for the PROVIDED parameters the user left empty:
+        start what stands in for them and return {param: value}, which the
+        workers receive as options. Stop it with ``atexit``."""
+        return {}
+
     def preflight(self, in_flight):
         """Called once in the master before any benchmark, with the most items
         each benchmark keeps in progress ({name: count}); raise ValueError
@@ -138,6 +254,12 @@ class Workload:
             meta["latency_sum_s"] = sum(latencies)
             meta["latency_max_s"] = max(latencies)
         return meta
+
+    @classmethod
+    def reported(cls, meta):
+        """The one-line description of the parameters the report shows."""
+        return ", ".join("%s=%s" % (key, meta[key]) for key in cls.REPORTED
+                         if key in meta)
 
     def latencies(self, items):
         """IO workloads: each item's latency in seconds, as drawn."""

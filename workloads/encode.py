@@ -9,7 +9,7 @@ character shows in the total.
 
 import random
 
-from workloads.base import Workload
+from .base import ITEMS, PROCESSES_FULL, SEED, THREADS_FULL, Workload, preset
 
 QUERY_LENGTHS = (26, 52, 104, 208, 416, 832, 1664)
 # ASCII letters plus characters of 2, 3 and 4 UTF-8 bytes.
@@ -24,7 +24,23 @@ def encoded_size(url):
 class Encode(Workload):
     name = "encode"
     kind = "cpu"
-    PARAMS = {"items": 5_000, "seed": 1}
+    OPTIONS = (ITEMS.with_default(5_000), SEED)
+    PRESETS = {
+        "quick": preset(["sequential", "threads-2", "processes-2-chunk-50",
+                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+                        items=700),
+        "default": preset(["sequential", "threads-2", "threads-4", "threads-8",
+                           "threads-4-reuse", "processes-1-chunk-125",
+                           "processes-2-chunk-125", "processes-4-chunk-125",
+                           "processes-2-chunk-10", "processes-2-chunk-125-reuse",
+                           "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
+                           "hybrid-4"], items=5_000),
+        "full": preset(["sequential"]
+                       + ["threads-%d" % n for n in THREADS_FULL[:5]]
+                       + ["processes-%d-chunk-1000" % n for n in PROCESSES_FULL]
+                       + ["asyncio", "uvloop", "asyncio-serial"]
+                       + ["hybrid-%d" % n for n in (2, 4, 10)], items=100_000),
+    }
     async_form = "sync item called inside a coroutine"
 
     def sync_function(self):

@@ -25,9 +25,13 @@ import json
 import os
 import random
 import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 
-from workloads.base import CheckError, Workload
+from concbench.thresholds import SERVER_BUSY_LIMIT
+
+from .base import ITEMS, JITTER_MS, LATENCY_MS, SEED, CheckError, Option, Workload, preset
 
 CLIENTS = ("requests+aiohttp", "httpx")
 ENDPOINTS = ("work", "httpbin")
@@ -180,26 +184,79 @@ def read_server_stats(base, timeout=5.0):
         return None
 
 
+def server_url(text):
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("%r is not an http:// or https:// URL with a host" % text)
+    return text.rstrip("/")
+
+
+def check_server(url):
+    """One line if the server does not answer at all (any status will do)."""
+    try:
+        with urllib.request.urlopen(url + "/get", timeout=5):
+            pass
+    except urllib.error.HTTPError:
+        pass    # it answers; the workload counts what it answers
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ValueError("--server-url %s does not answer: %s" % (url, reason)) from None
+
+
 class Http(Workload):
     name = "http"
     kind = "io"
-    PARAMS = {"items": 200, "seed": 1, "latency_ms": 20.0, "jitter_ms": 0.0,
-              "size_bytes": 1024, "http_client": "requests+aiohttp",
-              "keepalive": "on", "timeout_s": 10.0, "endpoint": "work",
-              "server_url": ""}
+    OPTIONS = (
+        ITEMS.with_default(200), SEED, LATENCY_MS.with_default(20.0),
+        JITTER_MS.with_default(0.0),
+        Option("size_bytes", "--size-bytes", "size of each HTTP response, in bytes",
+               int, 0, 100 * 1024 * 1024, default=1024),
+        Option("http_client", "--http-client",
+               "HTTP client libraries: requests for sync models and aiohttp "
+               "for async ones, or httpx for both", choices=CLIENTS,
+               default="requests+aiohttp"),
+        Option("keepalive", "--keepalive",
+               "reuse HTTP connections, or open one per request",
+               choices=("on", "off"), default="on"),
+        Option("timeout_s", "--http-timeout", "timeout of each HTTP request, in seconds",
+               float, 0.001, 3600.0, default=10.0),
+        Option("endpoint", "--http-endpoint",
+               "the load server's /work, or httpbin's /delay and /bytes",
+               choices=ENDPOINTS, default="work"),
+        Option("server_url", "--server-url",
+               "run the http workload against this server (python -m "
+               "concbench.servers on another machine, or an httpbin) instead "
+               "of starting the local one", parse=server_url, metavar="URL",
+               default=""),
+    )
+    REPORTED = ("items_per_batch", "latency_ms", "jitter_ms", "size_bytes",
+                "http_client", "keepalive", "seed")
+    PRESETS = {
+        "quick": preset(["sequential", "threads-8", "processes-2-chunk-1",
+                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+                        items=60, latency_ms=5.0, size_bytes=1024),
+        "default": preset(["sequential", "threads-8", "threads-32", "threads-100",
+                           "threads-32-reuse", "processes-2-chunk-1",
+                           "processes-8-chunk-5", "asyncio", "uvloop",
+                           "asyncio-limit-32", "asyncio-serial", "hybrid-2",
+                           "hybrid-4"],
+                          items=200, latency_ms=10.0, size_bytes=1024),
+        # seeds/000: ~100-180 ms per request, 1-2 KB bodies.
+        "full": preset(["sequential"]
+                       + ["threads-%d" % n for n in (10, 100, 1000)]
+                       + ["processes-%d-chunk-10" % n for n in (2, 8, 32)]
+                       + ["asyncio", "uvloop", "asyncio-limit-100",
+                          "uvloop-limit-100", "asyncio-serial"]
+                       + ["hybrid-%d" % n for n in (10, 100, 1000)],
+                       items=2000, latency_ms=140.0, jitter_ms=40.0, size_bytes=1500),
+    }
+    sockets_per_item = 1
+    PROVIDED = ("server_url",)
+
     def __init__(self, **params):
         super().__init__(**params)
-        p = self.params
-        if p["http_client"] not in CLIENTS:
-            raise ValueError("http: unknown client %r; clients are: %s"
-                             % (p["http_client"], ", ".join(CLIENTS)))
-        if p["endpoint"] not in ENDPOINTS:
-            raise ValueError("http: unknown endpoint %r; endpoints are: %s"
-                             % (p["endpoint"], ", ".join(ENDPOINTS)))
-        if p["keepalive"] not in ("on", "off"):
-            raise ValueError("http: keepalive must be on or off")
         self.check_jitter()
-        self.base = p["server_url"].rstrip("/")
+        self.base = self.params["server_url"]
 
     def _client_args(self):
         p = self.params
@@ -251,6 +308,22 @@ class Http(Workload):
             summary["failures_" + kind.replace(" ", "_")] = count
         return summary
 
+    # -- the server (master) --------------------------------------------------
+    def provide(self):
+        """No --server-url: the local load server, stopped at exit."""
+        import atexit
+
+        from concbench.servers.process import LocalServer
+
+        server = LocalServer()
+        url = server.start()
+        atexit.register(server.stop)
+        return {"server_url": url}
+
+    def preflight(self, in_flight):
+        if self.base:
+            check_server(self.base)
+
     # -- server figures, read before and after each batch (not timed) -------
     def before_batch(self):
         return read_server_stats(self.base)
@@ -267,8 +340,7 @@ class Http(Workload):
                 "bytes_out_server": after["bytes_sent"] - before["bytes_sent"],
                 # What the clients sent, as the server received it.
                 "bytes_out": (after.get("bytes_received", 0)
-                              - before.get("bytes_received", 0)),
-                "server_busy": cpu / elapsed if elapsed > 0 else 0.0}
+                              - before.get("bytes_received", 0))}
 
     def metadata(self):
         meta = super().metadata()
@@ -278,7 +350,7 @@ class Http(Workload):
                                      else "aiohttp")
         meta["pools"] = ("one session per thread and process (sync); one client "
                          "per event loop without a connection limit (async)")
-        meta["server_busy_limit"] = self.SERVER_BUSY_LIMIT
+        meta["server_busy_limit"] = SERVER_BUSY_LIMIT
         if not meta["server_url"]:
             del meta["server_url"]
         return meta

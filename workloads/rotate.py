@@ -9,7 +9,8 @@ import functools
 import hashlib
 import random
 
-from workloads.base import Workload
+from .base import (ITEMS, PROCESSES_FULL, SEED, THREADS_FULL, Option, Workload,
+                   preset)
 
 
 def rotate_image(image, rotations=10, degrees=1):
@@ -21,7 +22,32 @@ def rotate_image(image, rotations=10, degrees=1):
 class Rotate(Workload):
     name = "rotate"
     kind = "cpu"
-    PARAMS = {"items": 64, "seed": 1, "image_size": 384, "rotations": 10}
+    OPTIONS = (ITEMS.with_default(64), SEED,
+               Option("image_size", "--image-size",
+                      "width and height of rotate's images, in pixels",
+                      int, 1, 8192, default=384),
+               Option("rotations", "--rotations", "1-degree rotations per rotate item",
+                      int, 1, 1000, default=10))
+    REPORTED = ("items_per_batch", "image_size", "rotations", "seed")
+    PRESETS = {
+        "quick": preset(["sequential", "threads-2", "processes-2-chunk-4",
+                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+                        items=16, image_size=128),
+        "default": preset(["sequential", "threads-2", "threads-4", "threads-8",
+                           "threads-4-reuse", "processes-1-chunk-4",
+                           "processes-2-chunk-4", "processes-4-chunk-4",
+                           "processes-2-chunk-1", "processes-2-chunk-4-reuse",
+                           "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
+                           "hybrid-4"], items=64, image_size=384),
+        "full": preset(["sequential"]
+                       + ["threads-%d" % n for n in THREADS_FULL[:7]]
+                       + ["threads-4-reuse"]
+                       + ["processes-%d-chunk-1" % n for n in PROCESSES_FULL]
+                       + ["processes-%d-chunk-4" % n for n in PROCESSES_FULL]
+                       + ["processes-2-chunk-4-reuse", "asyncio", "uvloop",
+                          "asyncio-serial", "hybrid-2", "hybrid-4"],
+                       items=64, image_size=1024),
+    }
     async_form = "sync item called inside a coroutine"
 
     def make_items(self):

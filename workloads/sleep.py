@@ -10,7 +10,8 @@ import asyncio
 import random
 import time
 
-from workloads.base import Workload
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, SEED, THREADS_FULL,
+                   Workload, preset)
 
 
 def sleep_item(item):
@@ -28,7 +29,31 @@ async def async_sleep_item(item):
 class Sleep(Workload):
     name = "sleep"
     kind = "io"
-    PARAMS = {"items": 50, "seed": 1, "latency_ms": 20.0, "jitter_ms": 10.0}
+    OPTIONS = (ITEMS.with_default(50), SEED, LATENCY_MS.with_default(20.0),
+               JITTER_MS.with_default(10.0))
+    REPORTED = ("items_per_batch", "latency_ms", "jitter_ms", "seed")
+    PRESETS = {
+        "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
+                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+                        items=20, latency_ms=5.0, jitter_ms=2.0),
+        "default": preset(["sequential", "threads-4", "threads-16", "threads-64",
+                           "threads-16-reuse", "processes-2-chunk-1",
+                           "processes-8-chunk-1", "asyncio", "uvloop",
+                           "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
+                           "hybrid-2", "hybrid-4"],
+                          items=50, latency_ms=20.0, jitter_ms=10.0),
+        # seeds/003: 50 items with random 0 to 0.66 s latency.
+        "full": preset(["sequential"]
+                       + ["threads-%d" % n for n in THREADS_FULL]
+                       + ["threads-64-reuse"]
+                       + ["processes-%d-chunk-%d" % (n, c)
+                          for c in (1, 5) for n in PROCESSES_FULL]
+                       + ["asyncio", "uvloop", "asyncio-limit-8",
+                          "uvloop-limit-8", "asyncio-serial", "uvloop-serial"]
+                       + ["hybrid-%d" % n for n in (2, 4, 10, 50)]
+                       + ["hybrid-4-uvloop"],
+                       items=50, latency_ms=330.0, jitter_ms=330.0),
+    }
 
     def __init__(self, **params):
         super().__init__(**params)

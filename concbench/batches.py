@@ -1,0 +1,80 @@
+"""The timed function pyperf calls in its workers: run, time and check batches.
+
+Only the batch itself is timed (``BatchClock``); its check against the
+sequential reference and the figures around it happen outside the timed
+region, and any mismatch ends the benchmark loudly.
+"""
+
+import sys
+import traceback
+
+from concbench.figures import BatchProbe, RunFigures
+from concbench.models.base import BatchClock
+from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
+from concbench.workloads.base import CheckError
+
+
+class BatchFailed(Exception):
+    """The benchmark cannot go on: one line, then the worker exits 1."""
+
+
+def time_batches(loops, bench):
+    """pyperf's time function: ``loops`` batches of ``bench``, in seconds."""
+    try:
+        prepared = bench.prepare()
+        elapsed = 0.0
+        for _ in range(loops):
+            elapsed += run_batch(bench, prepared)
+        return elapsed
+    except BatchFailed as exc:
+        print("ERROR: %s" % exc, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+def run_batch(bench, prepared):
+    """One timed, checked batch; its figures go to the run's hook."""
+    items, reference, sync_fn, async_fn = prepared
+    workload = bench.workload
+    recorder = RunFigures.current
+    try:
+        before = workload.before_batch()
+        probe = BatchProbe() if recorder is not None else None
+        clock = BatchClock()
+        results = bench.model.run(sync_fn, async_fn, items, clock)
+        clock.stop()
+        tree = probe.finish() if probe else None
+        counts = workload.check(results, reference)
+        counts.update(workload.after_batch(before, clock.elapsed))
+    except CheckError as exc:
+        raise BatchFailed("%s: result check failed: %s" % (bench.name, exc)) from None
+    except Exception as exc:
+        traceback.print_exc()
+        raise BatchFailed("%s: the batch raised %s: %s"
+                          % (bench.name, type(exc).__name__, exc)) from None
+    refuse_total_failure(bench, counts)
+    warn_server_busy(bench, counts, clock.elapsed)
+    if recorder is not None:
+        if tree is not None:
+            tree.counts.update(counts)
+        recorder.add_batch(clock.elapsed, tree)
+    return clock.elapsed
+
+
+def refuse_total_failure(bench, counts):
+    """A server that died or refuses everything: counting failures for every
+    remaining batch and benchmark would say nothing."""
+    if counts.get("items") and counts.get("failures") == counts["items"]:
+        kinds = ", ".join("%s %d" % (key[len("failures_"):], value)
+                          for key, value in sorted(counts.items())
+                          if key.startswith("failures_"))
+        raise BatchFailed("%s: every item of the batch failed (%s); is the server "
+                          "down?" % (bench.name, kinds or counts["failures"]))
+
+
+def warn_server_busy(bench, counts, seconds):
+    busy = server_busy(counts.get("server_cpu", 0.0), seconds)
+    if busy > SERVER_BUSY_LIMIT and not bench.warned:
+        bench.warned = True
+        print("WARNING: %s: the server used %.0f%% of a CPU during the batch; "
+              "it may have been the bottleneck (flagged in the results)"
+              % (bench.name, busy * 100), file=sys.stderr, flush=True)

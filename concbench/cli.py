@@ -1,0 +1,217 @@
+"""bench.py: the matrix of workloads x models under one pyperf Runner.
+
+The master process checks everything it can before the first benchmark
+(options, output file, descriptors, servers), starts what stands in for a
+server the user did not name, then lets pyperf run each benchmark in its
+worker processes. Each worker re-executes bench.py, builds the same matrix,
+and prepares only the benchmark pyperf selected for it.
+"""
+
+import atexit
+import os
+import sys
+
+import pyperf
+
+from concbench.batches import time_batches
+from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
+from concbench.figures import HOOK_NAME
+from concbench.matrix import MatrixError, build_matrix, library_versions
+from concbench.options import add_options, forward_options, preset_from_argv
+from concbench.presets import PRESETS
+from concbench.progress import Progress
+from concbench.results import OutputError, ResultsFile, check_output, move_earlier
+from concbench.servers import raise_nofile_limit
+
+PROG = "bench.py"
+
+
+def fail(message, status=2):
+    print("%s: error: %s" % (PROG, message), file=sys.stderr)
+    sys.exit(status)
+
+
+def make_runner():
+    preset = preset_from_argv(sys.argv[1:])
+    runner = pyperf.Runner(loops=1, add_cmdline_args=forward_options,
+                           **preset["runner"])
+    runner.argparser.prog = PROG
+    runner.argparser.error = fail
+    add_options(runner.argparser)
+    return runner
+
+
+def matrix_or_fail(args, left_out=None):
+    try:
+        return build_matrix(args, left_out)
+    except MatrixError as exc:
+        fail(str(exc))
+
+
+# -- checks in the master, before any benchmark ------------------------------
+
+def check_descriptors(matrix, hard_limit):
+    """Say before starting when a model needs more sockets than allowed."""
+    if hard_limit is None:
+        return
+    for bench in matrix:
+        connections = bench.in_flight() * bench.workload.sockets_per_item
+        if connections and connections + 64 > hard_limit:
+            fail("%s keeps up to %d connections open, but the hard limit on open "
+                 "files is %d; raise it (ulimit -Hn, or limits.conf) or lower the "
+                 "concurrency" % (bench.name, connections, hard_limit))
+
+
+def preflight(matrix):
+    """Each workload checks its server before any benchmark starts."""
+    by_workload = {}
+    for bench in matrix:
+        by_workload.setdefault(bench.workload, {})[bench.name] = bench.in_flight()
+    for workload, counts in by_workload.items():
+        try:
+            workload.preflight(counts)
+        except ValueError as exc:
+            fail(str(exc))
+
+
+def open_results(args, matrix, hard_limit):
+    """Every check that can fail before a benchmark runs; then the output."""
+    results = None
+    try:
+        if args.output or args.append:
+            results = ResultsFile(args.output or args.append, append=bool(args.append))
+        check_descriptors(matrix, hard_limit)
+        preflight(matrix)
+        if args.output and args.keep_earlier:
+            moved = move_earlier(args.output)
+            if moved:
+                print("%s: moved the earlier %s to %s"
+                      % (PROG, args.output, os.path.relpath(moved)),
+                      file=sys.stderr, flush=True)
+    except OutputError as exc:
+        fail(str(exc))
+    return results
+
+
+def provide_services(args, matrix):
+    """Start what stands in for parameters the user left empty (the local
+    load server for --server-url); return {param: value} for the workers."""
+    provided = {}
+    for workload in dict.fromkeys(bench.workload for bench in matrix):
+        if not any(not workload.params[param] for param in workload.PROVIDED):
+            continue
+        stop_on_sigterm()   # so that exit handlers stop what is started
+        try:
+            provided.update(workload.provide())
+        except RuntimeError as exc:
+            fail(str(exc), status=1)
+    return provided
+
+
+# -- metadata of the whole run ------------------------------------------------
+
+def suite_metadata(preset_name):
+    import sysconfig
+
+    meta = {"preset": preset_name}
+    preset = PRESETS[preset_name]
+    if preset.get("about"):
+        meta["scenario"] = preset["about"]
+    if preset.get("scaled"):
+        meta["scenario_scaled"] = preset["scaled"]
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
+        else "disabled"
+    meta["free_threaded_build"] = \
+        "yes" if sysconfig.get_config_var("Py_GIL_DISABLED") else "no"
+    meta.update(library_versions(("pyperf", "Pillow", "uvloop", "psutil")))
+    return meta
+
+
+def enable_run_figures(args):
+    """Per-run figures (concbench.figures) are on by default, through
+    pyperf's hook, which the package installs as an entry point."""
+    import importlib.metadata
+
+    if HOOK_NAME in (args.hook or []):
+        return
+    installed = {entry.name for entry in
+                 importlib.metadata.entry_points(group="pyperf.hook")}
+    if HOOK_NAME in installed:
+        args.hook = list(args.hook or []) + [HOOK_NAME]
+    elif not args.worker:
+        print("WARNING: the concbench pyperf hook is not installed (pip "
+              "install -e .), so runs carry no per-run figures", file=sys.stderr)
+
+
+# -- running -------------------------------------------------------------------
+
+def runs_here(args, index):
+    """Whether this process times benchmark ``index``: a worker runs the one
+    pyperf selected (or all, without --worker-task); the master none."""
+    return args.worker and args.worker_task in (None, index)
+
+
+def run_matrix(runner, args, matrix, results):
+    progress = None if args.worker else Progress(len(matrix))
+    for index, bench in enumerate(matrix):
+        if progress:
+            progress.show(index, bench.name)
+        # Only where the benchmark runs: metadata generates inputs and may
+        # ask a server.
+        metadata = bench.metadata() if runs_here(runner.args, index) else None
+        try:
+            result = runner.bench_time_func(bench.name, time_batches, bench,
+                                            metadata=metadata)
+            if results is not None and result is not None:
+                results.add(result)
+        except RuntimeError as exc:
+            # pyperf's master reports a worker that failed this way; the
+            # worker printed its own error above.
+            done = "; the %d completed benchmark(s) are in %s" % (
+                index, results.path) if results is not None and index else ""
+            fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
+
+
+def main():
+    runner = make_runner()
+    args = runner.argparser.parse_args()
+    hard_limit = raise_nofile_limit()
+    if not args.worker:
+        try:
+            check_output(args)
+        except OutputError as exc:
+            fail(str(exc))
+    left_out = []
+    matrix = matrix_or_fail(args, left_out)
+    if args.list:
+        for bench in matrix:
+            print(bench.name)
+        for line in left_out:
+            print("# " + line, file=sys.stderr)
+        return
+    if not matrix:
+        fail("the selection is empty%s" % "".join("; " + line for line in left_out))
+
+    results = None if args.worker else open_results(args, matrix, hard_limit)
+    runner.parse_args()
+    if not args.no_run_figures:
+        enable_run_figures(runner.args)
+    if not args.worker:
+        adopt_orphans()
+        atexit.register(stop_descendants)
+        # Written by ResultsFile, not by pyperf.
+        runner.args.output = runner.args.append = None
+        provided = provide_services(args, matrix)
+        if provided:
+            # Workers receive the values through forward_options.
+            for param, value in provided.items():
+                setattr(args, param, value)
+                setattr(runner.args, param, value)
+            matrix = matrix_or_fail(args)
+    runner.metadata.update(suite_metadata(args.preset))
+    scaled = PRESETS[args.preset].get("scaled")
+    if scaled and not args.worker:
+        print("%s: scaled down on purpose: %s" % (args.preset, scaled),
+              file=sys.stderr, flush=True)
+    run_matrix(runner, args, matrix, results)

@@ -1,0 +1,195 @@
+"""The benchmark matrix: which workload runs under which model, in what order.
+
+Built from the options alone, the same way in the master and in every
+worker (pyperf selects a worker's benchmark by its position). Building it is
+cheap: inputs, connections and metadata are made later, and only for the
+benchmark a worker runs.
+"""
+
+import atexit
+import fnmatch
+
+from concbench import models, workloads
+from concbench.options import workload_options
+from concbench.presets import PRESETS, workload_plan
+
+
+class MatrixError(ValueError):
+    """The selection cannot run: one line for the user."""
+
+
+class Bench:
+    """One cell of the matrix: a workload run by a model."""
+
+    def __init__(self, workload, model):
+        self.workload = workload
+        self.model = model
+        self.name = "%s/%s" % (workload.name, model.name)
+        self.warned = False
+        self._prepared = None
+
+    def metadata(self):
+        """Everything that describes this benchmark (some of it generated or
+        read from a server: call it only where the benchmark runs)."""
+        meta = self.workload.metadata()
+        meta.update(self.model.metadata())
+        note = self.workload.timed_note(self.model)
+        if note:
+            meta["timed"] = "%s; %s" % (meta["timed"], note)
+        meta.update(library_versions(self.workload.libraries()
+                                     + self.model.libraries()))
+        meta["batch_check"] = ("every item's result equals the sequential "
+                               "reference, computed outside the timed region")
+        meta["reference_model"] = models.reference_name()
+        meta["workload_params"] = self.workload.reported(meta)
+        return meta
+
+    def in_flight(self):
+        return self.model.in_flight(self.workload.params["items"])
+
+    def prepare(self):
+        """Inputs, reference and reused pools: once per worker, not timed."""
+        if self._prepared is None:
+            items = self.workload.make_items()
+            reference = self.workload.reference(items)
+            sync_fn = self.workload.sync_function()
+            async_fn = self.workload.async_function()
+            self.model.open()
+            atexit.register(self.model.close)
+            self.workload.open(self.model)
+            atexit.register(self.workload.close)
+            self._prepared = (items, reference, sync_fn, async_fn)
+        return self._prepared
+
+
+def library_versions(distributions):
+    import importlib.metadata
+
+    versions = {}
+    for dist in distributions:
+        try:
+            versions["%s_version" % dist.lower()] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def split(text):
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def preset_models(preset_name, names):
+    """A workload's model names in a preset, then those that model families
+    add to every workload of the preset (not to a scenario's)."""
+    names = list(names)
+    if "workloads" not in PRESETS[preset_name]:
+        for family in models.families():
+            names.extend(name for name in family.PRESETS.get(preset_name, ())
+                         if name not in names)
+    return names
+
+
+def select_models(preset_names, patterns):
+    """The preset's models, filtered by glob patterns, plus explicit names."""
+    preset_models = [models.parse(name) for name in preset_names]
+    if not patterns:
+        return preset_models
+    chosen = []
+    for pattern in patterns:
+        if any(char in pattern for char in "*?["):
+            chosen.extend(m for m in preset_models
+                          if fnmatch.fnmatchcase(m.name, pattern))
+        else:
+            chosen.append(models.parse(pattern))
+    # Keep the preset's order, then explicit models in the order given.
+    order = {m.name: i for i, m in enumerate(preset_models)}
+    unique = {}
+    for model in chosen:
+        unique.setdefault(model.name, model)
+    return sorted(unique.values(),
+                  key=lambda m: order.get(m.name, len(order)))
+
+
+def selected_workloads(args, left_out):
+    """The workload classes to run, in registry order, with their plans."""
+    plans = {}
+    for name in workloads.REGISTRY:
+        plan = workload_plan(args.preset, workloads.get(name))
+        if plan is not None:
+            plans[name] = plan
+    given = {option.param: getattr(args, option.param)
+             for option in workload_options()}
+    if args.workload:
+        names = split(args.workload)
+        unknown = [name for name in names if name not in workloads.REGISTRY]
+        if unknown or not names:
+            raise MatrixError("unknown workload %r; workloads are: %s"
+                              % (",".join(unknown) or args.workload,
+                                 ", ".join(workloads.REGISTRY)))
+        names = [name for name in workloads.REGISTRY if name in names]
+        absent = [name for name in names if name not in plans]
+        if absent:
+            raise MatrixError("preset %s has no %s workload; its workloads are: %s"
+                              % (args.preset, ",".join(absent), ", ".join(plans)))
+        for name in names:
+            missing = workloads.get(name).missing(given)
+            if missing:
+                raise MatrixError("the %s workload needs %s (see --help)"
+                                  % (name, " and ".join(missing)))
+    else:
+        names = []
+        for name in plans:
+            missing = workloads.get(name).missing(given)
+            if missing:
+                left_out.append("%s: left out, it needs %s"
+                                % (name, " and ".join(missing)))
+            else:
+                names.append(name)
+    return [(workloads.get(name), plans[name]) for name in names]
+
+
+def check_options_apply(args, classes):
+    """An option given for none of the selected workloads is a mistake."""
+    for option in workload_options():
+        if getattr(args, option.param) is None:
+            continue
+        if not any(option.param in cls.defaults() for cls in classes):
+            raise MatrixError("%s does not apply to the selected workloads (%s)"
+                              % (option.flag, ", ".join(c.name for c in classes)))
+
+
+def build_matrix(args, left_out=None):
+    """The benchmarks to run. A workload the preset has but that needs an
+    option the user did not give, or a model that cannot run a workload, is
+    left out, with the reason added to ``left_out``; any other problem
+    raises MatrixError."""
+    left_out = [] if left_out is None else left_out
+    selected = selected_workloads(args, left_out)
+    check_options_apply(args, [cls for cls, _ in selected])
+    patterns = split(args.model) if args.model else None
+    matrix = []
+    preset_names = set()
+    for cls, (params, names) in selected:
+        for param in cls.defaults():
+            value = getattr(args, param, None)
+            if value is not None:
+                params[param] = value
+        names = preset_models(args.preset, names)
+        preset_names.update(names)
+        try:
+            workload = cls(**params)
+            chosen = select_models(names, patterns)
+        except ValueError as exc:   # ModelError included
+            raise MatrixError(str(exc)) from None
+        for model in chosen:
+            reason = model.supports(workload)
+            if reason:
+                left_out.append("%s/%s: left out, %s" % (cls.name, model.name, reason))
+            else:
+                matrix.append(Bench(workload, model))
+    for pattern in patterns or ():
+        if not any(fnmatch.fnmatchcase(b.model.name, pattern) for b in matrix):
+            raise MatrixError("model pattern %r matches no model of preset %r; its "
+                              "models are: %s" % (pattern, args.preset,
+                                                  ", ".join(sorted(preset_names))))
+    return matrix

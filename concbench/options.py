@@ -1,0 +1,85 @@
+"""bench.py's own options: the selection, and every workload's parameters.
+
+The workload options are not listed here: each workload declares its own
+(``Workload.OPTIONS``), and this module gathers them, so that a new workload
+brings its options with it. An option several workloads share (``--items``)
+must be declared alike by all of them, defaults aside.
+"""
+
+import argparse
+
+from concbench import workloads
+from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
+
+# Options of ours, besides the workloads', that workers must receive too.
+SELECTION = ("preset", "workload", "model", "no_run_figures")
+
+
+def workload_options():
+    """Every registered workload's options, one per parameter, in registry
+    order of first appearance."""
+    found = {}
+    for cls in workloads.classes():
+        for option in cls.OPTIONS:
+            known = found.get(option.param)
+            if known is None:
+                found[option.param] = option
+            elif known.spec() != option.spec():
+                raise RuntimeError("workloads declare %s differently (%s)"
+                                   % (option.flag, cls.name))
+    return list(found.values())
+
+
+def add_options(parser):
+    group = parser.add_argument_group("concurrency benchmark")
+    group.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
+                       metavar="NAME",
+                       help="sizes and model lists: quick, default, full, or a "
+                       "seed's scenario (%s) (default: %%(default)s)"
+                       % ", ".join(SCENARIOS))
+    group.add_argument("--workload", metavar="NAME[,NAME...]",
+                       help="run only these workloads (%s)"
+                       % ", ".join(workloads.REGISTRY))
+    group.add_argument("--model", metavar="PATTERN[,PATTERN...]",
+                       help="run only the preset's models matching these glob "
+                       "patterns; a plain model name (threads-64) is run even "
+                       "if the preset lacks it")
+    group.add_argument("--list", action="store_true",
+                       help="print the benchmarks that would run, and exit")
+    group.add_argument("--keep-earlier", action="store_true",
+                       help="if the -o file exists, move it to earlier/ beside "
+                       "it (and say so) instead of refusing")
+    group.add_argument("--no-run-figures", action="store_true",
+                       help="leave out the per-run figures (memory, CPU, "
+                       "failures), for example to measure what they cost")
+    for option in workload_options():
+        # A URL names a server, which no preset does.
+        suffix = "" if option.parse else " (overrides the preset)"
+        group.add_argument(option.flag, dest=option.param, type=option.convert,
+                           metavar=option.metavar, help=option.help + suffix)
+
+
+def parser(prog="bench.py"):
+    """bench.py's options alone, without pyperf's (for tests and tools)."""
+    result = argparse.ArgumentParser(prog=prog)
+    add_options(result)
+    return result
+
+
+def forward_options(cmd, args):
+    """pyperf's add_cmdline_args: give workers the same matrix."""
+    flags = {option.param: option.flag for option in workload_options()}
+    for dest in SELECTION + tuple(flags):
+        value = getattr(args, dest)
+        if value is True:
+            cmd.append("--" + dest.replace("_", "-"))
+        elif value is not None and value is not False:
+            cmd.extend((flags.get(dest) or "--" + dest.replace("_", "-"), str(value)))
+
+
+def preset_from_argv(argv):
+    """The preset decides pyperf's defaults, so read it before the Runner."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--preset", default=DEFAULT_PRESET)
+    known, _ = early.parse_known_args(argv)
+    return PRESETS.get(known.preset, PRESETS[DEFAULT_PRESET])

@@ -1,0 +1,702 @@
+#!/usr/bin/env python3
+"""report.py: tables and plots from bench.py's pyperf JSON files.
+
+pyperf shows time; choosing a concurrency model also takes memory, CPU,
+failures and how far each model is from what is physically possible. Per
+workload, one row per model; with several files (two Python versions, two
+loop types, two machines), the files side by side with the change and
+whether it is significant.
+
+Everything it knows of a workload or a model comes from the benchmark's
+metadata, written by the workload and the model themselves (their
+concurrency, parallelism, interpreters, item side, reference model, scaling
+series): the report names none of them. It reads the files through pyperf's
+public API only.
+"""
+
+
+import argparse
+import csv
+import glob
+import io
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+from concbench.stats import is_significant
+from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
+
+PROG = "report.py"
+FORMATS = ("text", "markdown", "csv", "json")
+SORTS = ("name", "time", "speedup", "memory", "cpu", "efficiency")
+MIB = 1024 * 1024
+# What a model states of itself in the metadata (models.base.Model.metadata);
+# a file without them (from an older bench.py) gets no ideal time.
+MODEL_FACTS = ("concurrency", "parallelism", "interpreters", "item_side")
+
+
+class ReportError(Exception):
+    """Bad input: one line on stderr, exit status 2."""
+
+
+# -- reading ------------------------------------------------------------------
+
+def load(path):
+    import pyperf
+
+    if not os.path.exists(path):
+        raise ReportError("%s: no such file" % path)
+    if os.path.isdir(path):
+        raise ReportError("%s: is a directory, not a pyperf JSON file" % path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+        opener = __import__("gzip").open if head == b"\x1f\x8b" else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+    except (UnicodeDecodeError, ValueError, EOFError, OSError) as exc:
+        raise ReportError("%s: not a JSON file (%s)" % (path, str(exc).splitlines()[0]))
+    if not isinstance(data, dict) or "benchmarks" not in data or "version" not in data:
+        raise ReportError("%s: a JSON file, but not one written by pyperf "
+                          "(no 'version' and 'benchmarks' keys)" % path)
+    try:
+        suite = pyperf.BenchmarkSuite.load(path)
+    except Exception as exc:    # pyperf's own validation, in its words
+        raise ReportError("%s: pyperf cannot read it: %s" % (path, exc))
+    if not suite.get_benchmarks():
+        raise ReportError("%s: holds no benchmark" % path)
+    return suite
+
+
+def run_figures(bench):
+    """Each run's metadata; pyperf's get_metadata() drops keys that differ."""
+    return [run.get_metadata() for run in bench.get_runs() if run.values]
+
+
+def median_of(runs, key):
+    values = [meta[key] for meta in runs if key in meta]
+    return statistics.median(values) if values else None
+
+
+def sum_of(runs, key):
+    values = [meta[key] for meta in runs if key in meta]
+    return sum(values) if values else None
+
+
+class Row:
+    """One benchmark's figures, with what pyperf alone does not show."""
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.name = bench.get_name()
+        self.meta = bench.get_metadata()
+        self.runs = run_figures(bench)
+        self.ours = "workload" in self.meta
+        workload, _, model = self.name.partition("/")
+        self.workload = self.meta.get("workload", workload if model else "(other)")
+        self.model = self.meta.get("model", model or self.name)
+        self.mean = bench.mean()
+        self.stdev = bench.stdev() if bench.get_nvalue() >= 2 else 0.0
+        self.values = bench.get_values()
+        self.items = self.meta.get("items_per_batch")
+        self.items_per_s = self.items / self.mean if self.items else None
+        self.cores = self._cores()
+        self.mem_peak = median_of(self.runs, "mem_tree_peak")
+        added = [m["mem_tree_peak"] - m["mem_tree_base"] for m in self.runs
+                 if "mem_tree_peak" in m and "mem_tree_base" in m]
+        self.mem_added = statistics.median(added) if added else None
+        self.mem_samples = [m["mem_tree_peak"] for m in self.runs if "mem_tree_peak" in m]
+        self.failures = sum_of(self.runs, "failures")
+        self.cpu_per_item = self._cpu_per_item()
+        self.speedup = None
+        self.ideal = None
+        self.efficiency = None
+        self.flags = []
+
+    def _cores(self):
+        shares = []
+        for run, meta in zip([r for r in self.bench.get_runs() if r.values], self.runs):
+            timed = sum(run.values) * meta.get("loops", 1)
+            if "cpu_tree" in meta and timed > 0:
+                shares.append(meta["cpu_tree"] / timed)
+        return statistics.median(shares) if shares else None
+
+    def per_batch(self, *keys):
+        """Median over runs of the keys' sum divided by the run's batches."""
+        shares = []
+        for run, meta in zip([r for r in self.bench.get_runs() if r.values], self.runs):
+            if all(key in meta for key in keys):
+                batches = len(run.values) * meta.get("loops", 1)
+                shares.append(sum(meta[key] for key in keys) / batches)
+        return statistics.median(shares) if shares else None
+
+    def _cpu_per_item(self):
+        cpu, items = sum_of(self.runs, "cpu_tree"), sum_of(self.runs, "items")
+        return cpu / items if cpu is not None and items else None
+
+    # -- what is physically possible -----------------------------------------
+    def knows_model(self):
+        return all(key in self.meta for key in MODEL_FACTS)
+
+    def concurrency(self):
+        """How many items can wait at once (C in the ideal time)."""
+        concurrency = self.meta["concurrency"]
+        if concurrency == "unbounded":
+            return self.items
+        return min(self.items, concurrency)
+
+    def workers(self):
+        """How many items can compute at once before counting cores."""
+        return self.meta["parallelism"]
+
+    def processes(self):
+        """P in the ideal time: how many items can run Python code at once:
+        one per interpreter, or every worker on a build without the GIL."""
+        if self.meta.get("gil") == "disabled":
+            return self.meta["parallelism"]
+        return self.meta["interpreters"]
+
+    def is_async(self):
+        return self.meta.get("item_side") == "async"
+
+    def compute_ideal(self, reference, cpu_count, cpu_per_item):
+        """``reference``: the sequential row; ``cpu_per_item``: the least CPU
+        per item measured for this row's client side (sync or async)."""
+        if not self.ours or reference is None or not self.knows_model():
+            return
+        self.speedup = reference.mean / self.mean
+        if self.meta.get("workload_kind") == "io" and self.items:
+            latency = self.meta.get("latency_ms", 0.0) / 1000.0
+            jitter = self.meta.get("jitter_ms", 0.0) / 1000.0
+            concurrency = max(1, self.concurrency())
+            rounds = math.ceil(self.items / concurrency)
+            if not jitter:
+                wait = rounds * latency
+            elif "latency_sum_s" in self.meta:
+                # No schedule beats the slowest item, nor the drawn latencies
+                # spread evenly over C slots.
+                wait = max(self.meta["latency_max_s"],
+                           self.meta["latency_sum_s"] / concurrency)
+            else:
+                # Files from before the latencies were recorded.
+                wait = latency + jitter if rounds == 1 else rounds * latency
+            cpu = (self.items * cpu_per_item / self.processes()
+                   if cpu_per_item else 0.0)
+            self.ideal = max(wait, cpu)
+        elif self.meta.get("workload_kind") == "cpu":
+            self.ideal = reference.mean / min(self.workers(), cpu_count or 1)
+        if self.ideal:
+            self.efficiency = self.ideal / self.mean
+
+    def compute_flags(self):
+        raw = [value * run.get_total_loops() for run in self.bench.get_runs()
+               for value in run.values]
+        if unstable_reasons(self.values, raw):
+            self.flags.append("unstable")
+        if self.failures:
+            self.flags.append("failures")
+        items = sum_of(self.runs, "items")
+        if self.items and items is not None:
+            expected = self.items * sum(len(r.values) for r in self.bench.get_runs()
+                                        if r.values) * self.meta.get("loops", 1)
+            if items != expected:
+                self.flags.append("check")
+        limit = self.meta.get("server_busy_limit", SERVER_BUSY_LIMIT)
+        if any(meta.get("server_busy", 0) > limit for meta in self.runs):
+            self.flags.append("server-bound")
+
+
+def build_rows(suite, workloads=None):
+    """Rows grouped by workload, each group in the file's order."""
+    rows = [Row(bench) for bench in suite.get_benchmarks()]
+    groups = {}
+    for row in rows:
+        if workloads and row.workload not in workloads:
+            continue
+        groups.setdefault(row.workload, []).append(row)
+    cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
+    for group in groups.values():
+        reference = next((r for r in group
+                          if r.model == r.meta.get("reference_model")), None)
+        # c in the ideal time: the least CPU per item seen for each client side
+        # (sync models use one library, async models another). Concurrent runs
+        # amortize per-request costs, so the sequential run's is not a bound.
+        least = {}
+        for row in group:
+            if row.cpu_per_item:
+                side = row.is_async()
+                least[side] = min(least.get(side, row.cpu_per_item), row.cpu_per_item)
+        for row in group:
+            row.compute_ideal(reference, cpu_count, least.get(row.is_async()))
+            row.compute_flags()
+    return groups
+
+
+# -- formatting ---------------------------------------------------------------
+
+def fmt_time(seconds):
+    if seconds is None:
+        return ""
+    if seconds >= 1.0:
+        return "%.2f s" % seconds
+    if seconds >= 0.001:
+        return "%.3g ms" % (seconds * 1e3)
+    return "%.3g us" % (seconds * 1e6)
+
+
+def fmt_mib(value):
+    return "" if value is None else "%.1f" % (value / MIB)
+
+
+def fmt_num(value, pattern):
+    return "" if value is None else pattern % value
+
+
+COLUMNS = [
+    # (title, key in JSON/CSV, text formatter, raw value)
+    ("benchmark", "benchmark", lambda r: r.name, lambda r: r.name),
+    ("mean +- std dev", "mean_s",
+     lambda r: "%s +- %s" % (fmt_time(r.mean), fmt_time(r.stdev)),
+     lambda r: r.mean),
+    ("std dev", "stdev_s", None, lambda r: r.stdev),
+    ("speedup", "speedup", lambda r: fmt_num(r.speedup, "%.2fx"), lambda r: r.speedup),
+    ("items/s", "items_per_s", lambda r: fmt_num(r.items_per_s, "%.0f"),
+     lambda r: r.items_per_s),
+    ("ideal", "ideal_s", lambda r: fmt_time(r.ideal), lambda r: r.ideal),
+    ("efficiency", "efficiency",
+     lambda r: "" if r.efficiency is None else "%.0f%%" % (r.efficiency * 100),
+     lambda r: r.efficiency),
+    ("CPU cores", "cpu_cores", lambda r: fmt_num(r.cores, "%.2f"), lambda r: r.cores),
+    ("peak MiB", "mem_peak_bytes", lambda r: fmt_mib(r.mem_peak), lambda r: r.mem_peak),
+    ("added MiB", "mem_added_bytes", lambda r: fmt_mib(r.mem_added),
+     lambda r: r.mem_added),
+    # /usr/bin/time's figures per batch, in csv and json only (seeds/002).
+    ("CPU s/batch", "cpu_s_per_batch", None, lambda r: r.per_batch("cpu_tree")),
+    ("ctx switches/batch", "ctx_switches_per_batch", None,
+     lambda r: r.per_batch("ctx_switches_voluntary", "ctx_switches_involuntary")),
+    ("failures", "failures", lambda r: "" if r.failures is None else str(r.failures),
+     lambda r: r.failures),
+    ("flags", "flags", lambda r: ",".join(r.flags), lambda r: ",".join(r.flags)),
+]
+
+SORT_KEYS = {
+    "name": None,
+    "time": lambda r: r.mean,
+    "speedup": lambda r: -(r.speedup or 0),
+    "memory": lambda r: r.mem_peak if r.mem_peak is not None else float("inf"),
+    "cpu": lambda r: r.cores if r.cores is not None else float("inf"),
+    "efficiency": lambda r: -(r.efficiency or 0),
+}
+
+
+def sort_rows(rows, key):
+    if SORT_KEYS.get(key) is None:
+        return list(rows)
+    return sorted(rows, key=SORT_KEYS[key])
+
+
+def table(headers, body, fmt):
+    from tabulate import tabulate
+
+    if fmt == "markdown":
+        return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
+    return tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def header_lines(suites, paths):
+    lines = []
+    for path, suite in zip(paths, suites):
+        meta = suite.get_metadata()
+        first = suite.get_benchmarks()[0].get_runs()[0].get_metadata()
+        meta = dict(first, **meta)
+        gil = meta.get("gil")
+        build = ("free-threaded build, GIL %s" % gil
+                 if meta.get("free_threaded_build") == "yes"
+                 else "GIL build" if gil else "")
+        python = " ".join(x for x in (meta.get("python_implementation", ""),
+                                      meta.get("python_version", ""), build) if x)
+        libs = ", ".join("%s %s" % (name, meta[key]) for name, key in (
+            ("pyperf", "pyperf_version"), ("Pillow", "pillow_version"),
+            ("uvloop", "uvloop_version"), ("psutil", "psutil_version"))
+            if key in meta)
+        lines.append("%s: %s" % (path, python or "(no Python version recorded)"))
+        details = [("platform", meta.get("platform")),
+                   ("CPU", "%s, %s logical CPUs" % (meta.get("cpu_model_name", "?"),
+                                                    meta.get("cpu_count", "?"))),
+                   ("libraries", libs),
+                   ("preset", meta.get("preset")),
+                   ("scenario", meta.get("scenario")),
+                   ("scaled", meta.get("scenario_scaled")),
+                   ("date", meta.get("date"))]
+        for label, value in details:
+            if value:
+                lines.append("  %s: %s" % (label, value))
+    return lines
+
+
+def workload_params(rows):
+    """The workload's own one-line description of its parameters."""
+    return rows[0].meta.get("workload_params", "")
+
+
+def takeaways(rows):
+    """A few sentences derived from the rows of one workload."""
+    ours = [r for r in rows if r.ours]
+    if not ours:
+        return []
+    lines = []
+    fastest = min(ours, key=lambda r: r.mean)
+    text = "fastest: %s (%s" % (fastest.model, fmt_time(fastest.mean))
+    if fastest.speedup:
+        text += ", %.2fx sequential" % fastest.speedup
+    lines.append(text + ")")
+    # Models that state a scaling series (threads-2, threads-4, ...), by
+    # what they count, in the order of the file.
+    scaling = {}
+    for r in ours:
+        if "scaling" in r.meta:
+            scaling.setdefault(r.meta["scaling"], []).append(r)
+    for counted, members in scaling.items():
+        best = min(members, key=lambda r: r.mean)
+        lines.append("best %s count: %d (%s, %s)" % (
+            best.meta["scaling_unit"], best.workers(), best.model, fmt_time(best.mean)))
+        # One series per label (chunk size): only the worker count changes.
+        series = {}
+        for r in members:
+            series.setdefault(r.meta.get("scaling_series", ""), []).append(r)
+        for label, rows_of in sorted(series.items()):
+            rows_of.sort(key=lambda r: r.workers())
+            stop = stopped_helping(rows_of)
+            if stop is not None and (len(rows_of) > 2 or stop != rows_of[-1].workers()):
+                where = " (%s)" % label if label else ""
+                lines.append("more %s stopped helping after %d%s"
+                             % (counted, stop, where))
+    bad = [r for r in ours if "failures" in r.flags or "check" in r.flags]
+    if bad:
+        lines.append("failures or failed checks: " + ", ".join(
+            "%s (%s)" % (r.model, r.failures or "check") for r in bad))
+    bound = [r.model for r in ours if "server-bound" in r.flags]
+    if bound:
+        lines.append("server-bound (the server, not the model, set the pace): "
+                     + ", ".join(bound))
+    return lines
+
+
+def stopped_helping(members):
+    """The worker count after which adding workers saved less than 5%."""
+    for current, following in zip(members, members[1:]):
+        if following.mean > current.mean * 0.95:
+            return current.workers()
+    return None
+
+
+def render_single(suite, path, args):
+    groups = build_rows(suite, args.workload)
+    if not groups:
+        raise ReportError("%s: no benchmark of workload %s" % (path, ",".join(args.workload)))
+    if args.format == "json":
+        return json.dumps({"file": path, "header": header_lines([suite], [path]),
+                           "workloads": {
+                               name: {"rows": [{key: raw(r) for _, key, _, raw in COLUMNS}
+                                               for r in sort_rows(rows, args.sort)],
+                                      "takeaways": takeaways(rows)}
+                               for name, rows in groups.items()}}, indent=2)
+    if args.format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["workload"] + [key for _, key, _, _ in COLUMNS])
+        for name, rows in groups.items():
+            for r in sort_rows(rows, args.sort):
+                writer.writerow([name] + ["" if raw(r) is None else raw(r)
+                                          for _, _, _, raw in COLUMNS])
+        return out.getvalue().rstrip("\n")
+    lines = header_lines([suite], [path])
+    notes = [r.name for rows in groups.values() for r in rows if not r.ours]
+    if notes:
+        lines.append("note: %d benchmark(s) carry no concurrency-bench metadata "
+                     "(not written by bench.py?); only pyperf's figures are shown "
+                     "for them" % len(notes))
+    older = [r.name for rows in groups.values() for r in rows
+             if r.ours and not (r.knows_model() and "reference_model" in r.meta)]
+    if older:
+        lines.append("note: %d benchmark(s) come from an older bench.py that did "
+                     "not record what their model is (%s, reference_model); they "
+                     "get no speedup, ideal time or efficiency"
+                     % (len(older), ", ".join(MODEL_FACTS)))
+    shown = [c for c in COLUMNS if c[2] is not None]
+    for name, rows in groups.items():
+        lines.append("")
+        title = "## %s" % name if args.format == "markdown" else "%s" % name
+        params = workload_params(rows) if rows[0].ours else ""
+        lines.append(title + (" (%s)" % params if params else ""))
+        lines.append("")
+        lines.append(table([c[0] for c in shown],
+                           [[c[2](r) for c in shown] for r in sort_rows(rows, args.sort)],
+                           args.format))
+        tips = takeaways(rows)
+        if tips:
+            lines.append("")
+            lines.extend(("- " if args.format == "markdown" else "  * ") + t for t in tips)
+    return "\n".join(lines)
+
+
+# -- several files --------------------------------------------------------------
+
+def change(reference, other):
+    """'1.25x slower' style text and the ratio other / reference."""
+    ratio = other / reference
+    if ratio >= 1:
+        return "%.2fx slower" % ratio, ratio
+    return "%.2fx faster" % (1 / ratio), ratio
+
+
+def significance(sample1, sample2):
+    """None with too few values to tell, else whether the means differ."""
+    return is_significant(sample1, sample2)
+
+
+def compare_rows(suites, paths, args):
+    per_file = [{r.name: r for rows in build_rows(s, args.workload).values()
+                 for r in rows} for s in suites]
+    names = []
+    for rows in per_file:
+        names.extend(n for n in rows if n not in names)
+    records = []
+    for name in names:
+        present = [rows.get(name) for rows in per_file]
+        ref = present[0]
+        record = {"benchmark": name, "files": []}
+        for path, row in zip(paths, present):
+            entry = {"file": path}
+            if row is not None:
+                entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak)
+                if ref is not None and row is not ref:
+                    text, ratio = change(ref.mean, row.mean)
+                    entry.update(time_change=text, time_ratio=ratio,
+                                 time_significant=significance(ref.values, row.values))
+                    if ref.mem_peak and row.mem_peak:
+                        entry.update(mem_change_pct=(row.mem_peak / ref.mem_peak - 1) * 100,
+                                     mem_significant=significance(ref.mem_samples,
+                                                                  row.mem_samples))
+            record["files"].append(entry)
+        records.append(record)
+    return records
+
+
+def render_compare(suites, paths, args):
+    records = compare_rows(suites, paths, args)
+    if args.format == "json":
+        return json.dumps({"files": paths, "header": header_lines(suites, paths),
+                           "benchmarks": records}, indent=2)
+    labels = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+    headers = ["benchmark"]
+    for i, label in enumerate(labels):
+        headers.append("%s time" % label)
+        if i:
+            headers.append("time change")
+        headers.append("%s MiB" % label)
+        if i:
+            headers.append("memory change")
+    body = []
+    for record in records:
+        row = [record["benchmark"]]
+        for i, entry in enumerate(record["files"]):
+            if "mean_s" not in entry:
+                row.extend([""] * (2 if not i else 4))
+                continue
+            row.append("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])))
+            if i:
+                row.append(describe_change(entry.get("time_change"),
+                                           entry.get("time_significant")))
+            row.append(fmt_mib(entry.get("mem_peak_bytes")))
+            if i:
+                pct = entry.get("mem_change_pct")
+                row.append("" if pct is None else describe_change(
+                    "%+.1f%%" % pct, entry.get("mem_significant")))
+        body.append(row)
+    if args.format == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["benchmark", "file", "mean_s", "stdev_s", "time_ratio",
+                         "time_significant", "mem_peak_bytes", "mem_change_pct",
+                         "mem_significant"])
+        for record in records:
+            for entry in record["files"]:
+                writer.writerow([record["benchmark"], entry["file"]] + [
+                    "" if entry.get(k) is None else entry.get(k)
+                    for k in ("mean_s", "stdev_s", "time_ratio", "time_significant",
+                              "mem_peak_bytes", "mem_change_pct", "mem_significant")])
+        return out.getvalue().rstrip("\n")
+    lines = header_lines(suites, paths)
+    lines.append("")
+    lines.append(table(headers, body, args.format))
+    return "\n".join(lines)
+
+
+def describe_change(text, significant):
+    if text is None:
+        return ""
+    if significant is None:
+        return "%s (too few values to tell)" % text
+    return text if significant else "%s (not significant)" % text
+
+
+# -- plots ----------------------------------------------------------------------
+
+def plot(suite, directory, workloads=None):
+    """One chart per workload (time, memory, CPU per model) and, where
+    models form a worker-count series, a scaling chart; return the paths."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ReportError("--plot needs matplotlib: pip install -e '.[plot]' "
+                          "(or pip install matplotlib)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for name, rows in build_rows(suite, workloads).items():
+        for draw, suffix in ((plot_models, ""), (plot_scaling, "-scaling")):
+            fig = draw(plt, name, rows)
+            if fig is None:
+                continue
+            path = os.path.join(directory, "%s%s.png" % (name, suffix))
+            fig.savefig(path, dpi=100)
+            plt.close(fig)
+            written.append(path)
+    return written
+
+
+def plot_models(plt, name, rows):
+    labels = [r.model for r in rows]
+    panels = [("time (ms)", [r.mean * 1e3 for r in rows]),
+              ("peak memory of the process tree (MiB)",
+               [(r.mem_peak or 0) / MIB for r in rows]),
+              ("CPU used (cores)", [r.cores or 0 for r in rows])]
+    fig, axes = plt.subplots(1, 3, figsize=(15, max(3, 0.35 * len(rows) + 1.5)),
+                             sharey=True)
+    for axis, (title, values) in zip(axes, panels):
+        axis.barh(labels, values, color="tab:blue")
+        axis.set_title(title)
+        axis.invert_yaxis()
+        axis.grid(axis="x", alpha=0.3)
+    fig.suptitle("%s (%s)" % (name, workload_params(rows) if rows[0].ours else ""))
+    fig.tight_layout()
+    return fig
+
+
+def plot_scaling(plt, name, rows):
+    """Time against worker count, one line per series the models state."""
+    import matplotlib.ticker
+
+    series = {}
+    for r in rows:
+        if "scaling" in r.meta:
+            label = ", ".join(part for part in (
+                r.meta["scaling"], r.meta.get("scaling_series")) if part)
+            series.setdefault(label, []).append((r.workers(), r.mean * 1e3))
+    series = {k: sorted(v) for k, v in series.items() if len(v) >= 2}
+    if not series:
+        return None
+    fig, axis = plt.subplots(figsize=(7, 4.5))
+    for label, points in series.items():
+        axis.plot([p[0] for p in points], [p[1] for p in points], marker="o",
+                  label=label)
+    reference = next((r for r in rows
+                      if r.model == r.meta.get("reference_model")), None)
+    if reference:
+        axis.axhline(reference.mean * 1e3, color="gray", linestyle="--",
+                     label=reference.model)
+    axis.set_xscale("log", base=2)
+    axis.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%d"))
+    axis.set_xlabel("workers")
+    axis.set_ylabel("time (ms)")
+    axis.set_title("%s: time against worker count" % name)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    fig.tight_layout()
+    return fig
+
+
+# -- main -----------------------------------------------------------------------
+
+def expand(paths):
+    """Glob patterns that match no file as given (tox passes them unexpanded),
+    expanded in name order; a pattern that matches nothing is an error."""
+    files = []
+    for path in paths:
+        if os.path.exists(path) or not any(c in path for c in "*?["):
+            files.append(path)
+            continue
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise ReportError("no file matches %s" % path)
+        files.extend(matches)
+    return files
+
+
+def compare_to_table(paths):
+    """pyperf's own comparison, as pyperf prints it."""
+    proc = subprocess.run([sys.executable, "-m", "pyperf", "compare_to", "--table"]
+                          + list(paths), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ReportError("pyperf compare_to failed: %s"
+                          % " ".join(proc.stderr.split())[:500])
+    return proc.stdout.rstrip("\n") + "\n"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ReportError(message)
+
+
+def parse_args(argv):
+    parser = Parser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="pyperf JSON files written by bench.py")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--sort", choices=SORTS, default="name",
+                        help="row order within a workload (default: as run)")
+    parser.add_argument("--workload", type=lambda s: [w for w in s.split(",") if w],
+                        help="only these workloads (comma-separated)")
+    parser.add_argument("--compare-to-table", action="store_true",
+                        help="print `python -m pyperf compare_to --table` on the "
+                        "files first")
+    parser.add_argument("--plot", metavar="DIR",
+                        help="write PNG charts per workload into DIR (needs matplotlib)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    try:
+        args = parse_args(argv)
+        args.files = expand(args.files)
+        suites = [load(path) for path in args.files]
+        if args.compare_to_table:
+            if len(suites) < 2:
+                raise ReportError("--compare-to-table needs two files or more")
+            print(compare_to_table(args.files))
+        if len(suites) == 1:
+            print(render_single(suites[0], args.files[0], args))
+        else:
+            print(render_compare(suites, args.files, args))
+        if args.plot:
+            for path, suite in zip(args.files, suites):
+                directory = args.plot if len(suites) == 1 else os.path.join(
+                    args.plot, os.path.splitext(os.path.basename(path))[0])
+                for written in plot(suite, directory, args.workload):
+                    print("wrote %s" % written, file=sys.stderr)
+    except ReportError as exc:
+        print("%s: error: %s" % (PROG, exc), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

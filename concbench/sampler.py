@@ -1,0 +1,253 @@
+"""The memory sampler: a process that watches a pyperf worker's process tree.
+
+``python -m concbench.sampler --sample PID`` answers each ``start`` and
+``stop`` line on stdin with one line of figures (method, memory, threads,
+processes, samples) about PID and all its descendants, sampled in between.
+It is a process of its own so that sampling never competes for the GIL with
+the threads being measured. It sums PSS over the tree: PSS splits each
+shared page between the processes sharing it, so forked pool workers are not
+counted several times for the pages they share, as summed RSS would.
+"""
+
+import os
+import select
+import sys
+import time
+
+LINUX = sys.platform.startswith("linux")
+
+
+def _children_linux(pid):
+    children = []
+    try:
+        for task in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+                children.extend(int(c) for c in f.read().split())
+    except OSError:
+        pass
+    return children
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MIB = 1024 * 1024
+
+
+def _stat_linux(pid):
+    """(resident bytes, threads) from /proc/PID/stat: cheap, unlike PSS.
+    A zombie (exited, not yet reaped) raises ProcessLookupError: it holds no
+    memory and runs nothing, so it is not counted among the processes."""
+    with open("/proc/%d/stat" % pid) as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()
+    if fields[0] in ("Z", "X"):
+        raise ProcessLookupError(pid)
+    # Fields 20 (num_threads) and 24 (rss, in pages), counted from 1.
+    return int(fields[21]) * PAGE, int(fields[17])
+
+
+def _pss_linux(pid, private=False):
+    """Proportional set size from /proc/PID/smaps_rollup (walks page tables);
+    with ``private``, the pages no other process maps (USS) instead."""
+    total = 0
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        for line in f:
+            if private:
+                if line.startswith(("Private_Clean:", "Private_Dirty:",
+                                    "Private_Hugetlb:")):
+                    total += int(line.split()[1]) * 1024
+            elif line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    return total
+
+
+def _tree_linux(root, exclude):
+    pids, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        if pid not in exclude:
+            pids.append(pid)
+            pending.extend(_children_linux(pid))
+    return pids
+
+
+class TreeMemory:
+    """The process tree's PSS, estimated often and measured now and then.
+
+    Reading PSS costs milliseconds per large process (the kernel walks its
+    page tables), RSS microseconds. So every sample reads RSS and estimates
+    each process's PSS as its RSS minus the shared part (RSS - PSS) found at
+    its last PSS reading; a new process is read as soon as it appears and
+    counted by its private pages (USS) until the next full reading, since
+    the pages it shares are already in the others' figures; PSS is read for
+    all of them when the tree's RSS grows 5% past its last high and at
+    least every second, as often as a budget of 1% of the sampler's time
+    allows. The tree is
+    listed again every 50 ms, or less often when listing is slow: finding
+    children means reading a file per thread, which adds up in a process
+    with hundreds of threads.
+    """
+
+    def __init__(self, root, exclude):
+        self.root = root
+        self.exclude = exclude
+        self.shared = {}        # pid -> RSS - PSS at its last PSS reading
+        self.last_read = 0.0
+        self.read_cost = 0.0
+        self.rss_high = 0
+        self.pids = []
+        self.listed = 0.0
+        self.list_cost = 0.0
+
+    def sample(self, force=False):
+        """(memory, threads, processes) of the tree now."""
+        now = time.monotonic()
+        if force or now - self.listed >= max(0.05, 100 * self.list_cost):
+            self._list(now)
+        rss, threads = self._read_rss()
+        self._read_new(rss)
+        self._read_pss_if_due(rss, now, force)
+        for pid in list(self.shared):
+            if pid not in rss:
+                del self.shared[pid]
+        memory = sum(value - self.shared.get(pid, 0) for pid, value in rss.items())
+        return memory, threads, len(rss)
+
+    def _list(self, now):
+        started = time.perf_counter()
+        self.pids = _tree_linux(self.root, self.exclude)
+        self.list_cost = time.perf_counter() - started
+        self.listed = now
+
+    def _read_rss(self):
+        """Each listed process's RSS ({pid: bytes}), and their threads."""
+        rss = {}
+        threads = 0
+        for pid in self.pids:
+            try:
+                rss[pid], count = _stat_linux(pid)
+            except (OSError, ValueError, IndexError):   # exited meanwhile
+                continue
+            threads += count
+        return rss, threads
+
+    def _read_new(self, rss):
+        """A new process is read at once, whatever the budget, and counted by
+        the pages only it maps: the pages it shares (with the parent it was
+        forked from) are already counted, in full, in the others' last PSS,
+        which its arrival does not re-read. Counting its RSS instead made a
+        pool of 128 forked workers 23 GiB for 1 GiB; its PSS, the shared
+        pages twice."""
+        for pid in rss:
+            if pid not in self.shared:
+                try:
+                    self.shared[pid] = max(0, rss[pid] - _pss_linux(pid, private=True))
+                except OSError:
+                    continue
+
+    def _read_pss_if_due(self, rss, now, force):
+        """Every process's PSS, when the tree grew or a second passed, within
+        the budget."""
+        total_rss = sum(rss.values())
+        due = (force or total_rss > self.rss_high * 1.05 + MIB
+               or now - self.last_read > 1.0)
+        if not due or not (force or now - self.last_read >= 100 * self.read_cost):
+            return
+        started = time.perf_counter()
+        for pid in list(rss):
+            try:
+                self.shared[pid] = max(0, rss[pid] - _pss_linux(pid))
+            except OSError:
+                continue
+        self.read_cost = time.perf_counter() - started
+        self.last_read = now
+        self.rss_high = max(self.rss_high, total_rss)
+
+
+def sample_tree_psutil(root, exclude, method):
+    """Elsewhere than Linux (macOS): USS or RSS summed over the tree, through
+    psutil."""
+    import psutil
+    memory = threads = processes = 0
+    try:
+        top = psutil.Process(root)
+        tree = [top] + top.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0, 0, 0
+    for proc in tree:
+        if proc.pid in exclude:
+            continue
+        try:
+            info = proc.memory_full_info() if method == "uss" else proc.memory_info()
+            memory += getattr(info, method)
+            threads += proc.num_threads()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        processes += 1
+    return memory, threads, processes
+
+
+def choose_method(pid):
+    if LINUX and os.path.exists("/proc/%d/smaps_rollup" % pid):
+        return "pss"
+    try:
+        import psutil
+        psutil.Process(pid).memory_full_info().uss
+        return "uss"
+    except Exception:
+        return "rss"
+
+
+def sampler_main(root):
+    """Answer each 'start' and 'stop' line with one line of figures.
+
+    Between a start and a stop, sample every 5 ms for the first 50 ms (short
+    batches), then every 10 ms (20 ms where only psutil is available); the
+    start and stop samples read PSS in full.
+    """
+    method = choose_method(root)
+    exclude = {os.getpid()}
+    if method == "pss":
+        tree = TreeMemory(root, exclude)
+        sample, interval = tree.sample, 0.01
+    else:
+        def sample(force=False):
+            return sample_tree_psutil(root, exclude, method)
+        interval = 0.02
+    stdin = sys.stdin
+
+    def reply(figures, samples):
+        sys.stdout.write("%s %d %d %d %d\n" % ((method,) + tuple(figures) + (samples,)))
+        sys.stdout.flush()
+
+    while True:
+        line = stdin.readline()
+        if not line or line.strip() != "start":
+            return
+        peak = sample(force=True)
+        reply(peak, 1)
+        samples = 1
+        started = time.monotonic()
+        while not select.select([stdin], [], [], interval if time.monotonic()
+                                - started > 0.05 else min(interval, 0.005))[0]:
+            peak = [max(p, f) for p, f in zip(peak, sample())]
+            samples += 1
+        command = stdin.readline().strip()
+        peak = [max(p, f) for p, f in zip(peak, sample(force=True))]
+        reply(peak, samples + 1)
+        if command != "stop":
+            return
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--sample":
+        import signal
+        # Ctrl-C reaches the whole process group: the worker decides, and
+        # the sampler ends when the worker closes its pipe.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            sampler_main(int(sys.argv[2]))
+        except BrokenPipeError:     # the worker is gone; so is its reader
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    else:
+        print("usage: python -m concbench.sampler --sample PID", file=sys.stderr)
+        sys.exit(2)
