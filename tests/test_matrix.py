@@ -1,0 +1,158 @@
+"""The matrix and the options, in process: fast checks of what bench.py builds."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from concbench import cli, models, workloads
+from concbench.matrix import MatrixError, build_matrix
+from concbench.options import forward_options, parser, workload_options
+from concbench.presets import PRESETS
+from concbench.report import MODEL_FACTS
+from concbench.workloads.base import Workload
+
+
+def parse(*argv):
+    return parser().parse_args(list(argv))
+
+
+def names(*argv, left_out=None):
+    return [bench.name for bench in build_matrix(parse(*argv), left_out)]
+
+
+def test_a_preset_is_its_workloads_own_lists_in_registry_order():
+    left_out = []
+    got = names("--preset", "quick", left_out=left_out)
+    expected = [
+        "%s/%s" % (name, model) for name in workloads.REGISTRY
+        if name != "db"
+        for model in workloads.get(name).PRESETS["quick"]["models"]]
+    assert got == expected
+    assert left_out == ["db: left out, it needs --db-url"]
+
+
+def test_db_joins_with_its_url_and_options_reach_the_workload():
+    matrix = build_matrix(parse("--preset", "quick", "--workload", "db,sleep",
+                                "--db-url", "postgresql://u@127.0.0.1/x",
+                                "--items", "7", "--model", "threads-*"))
+    assert [b.name for b in matrix] == ["sleep/threads-4", "db/threads-4"]
+    assert {b.workload.params["items"] for b in matrix} == {7}
+    assert matrix[1].workload.params["db_url"] == "postgresql://u@127.0.0.1/x"
+
+
+def test_scenarios_state_their_own_workloads():
+    for name, preset in PRESETS.items():
+        if "workloads" not in preset:
+            continue
+        argv = ["--preset", name]
+        if "db" in preset["workloads"]:
+            argv += ["--db-url", "postgresql://u@127.0.0.1/x"]
+        expected = ["%s/%s" % (w, m) for w in preset["workloads"]
+                    for m in preset["models"][w]]
+        assert names(*argv) == expected
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workload", "nope"], "unknown workload 'nope'"),
+    (["--workload", "db"], "the db workload needs --db-url"),
+    (["--workload", "encode", "--latency-ms", "3"],
+     "--latency-ms does not apply to the selected workloads (encode)"),
+    (["--workload", "sleep", "--latency-ms", "1", "--jitter-ms", "2"],
+     "jitter (2 ms) must be between 0 and the latency (1 ms)"),
+    (["--model", "nothing*"], "model pattern 'nothing*' matches no model"),
+    (["--model", "threads-0"], "the number of threads must be at least 1"),
+    (["--preset", "seeds-002", "--workload", "encode"],
+     "preset seeds-002 has no encode workload"),
+])
+def test_bad_selections_are_one_line(argv, message):
+    with pytest.raises(MatrixError, match=re.escape(message)):
+        build_matrix(parse(*argv))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--items", "0"], "--items: 0 is out of range [1, 10000000]"),
+    (["--items", "x"], "--items: 'x' is not a number"),
+    (["--http-client", "curl"], "--http-client: 'curl' is not one of"),
+    (["--server-url", "ftp://x"], "is not an http:// or https:// URL"),
+    (["--db-url", "mysql://a:secret@h:99999/x"], "'mysql://a:***@h:99999/x' has an"),
+])
+def test_bad_option_values_are_refused_by_the_workloads_declarations(
+        argv, message, capsys):
+    with pytest.raises(SystemExit):
+        parse(*argv)
+    err = capsys.readouterr().err
+    assert message in err and "secret" not in err
+
+
+def test_explicit_model_runs_even_if_the_preset_lacks_it():
+    assert names("--preset", "quick", "--workload", "sleep", "--model",
+                 "sequential,threads-64") == ["sleep/sequential", "sleep/threads-64"]
+
+
+def test_workers_receive_the_same_matrix():
+    argv = ["--preset", "quick", "--workload", "http,sleep", "--model", "threads-*",
+            "--items", "9", "--http-timeout", "2.5", "--server-url",
+            "http://127.0.0.1:1", "--no-run-figures"]
+    args = parse(*argv)
+    forwarded = []
+    forward_options(forwarded, args)
+    again = parse(*forwarded)
+    assert vars(again) == vars(args)
+    assert ([b.name for b in build_matrix(again)]
+            == [b.name for b in build_matrix(args)])
+
+
+def test_shared_options_are_declared_alike():
+    flags = [option.flag for option in workload_options()]
+    assert len(flags) == len(set(flags))
+    assert {"--items", "--seed", "--latency-ms", "--server-url", "--db-url"} <= set(flags)
+
+
+def test_building_the_matrix_generates_nothing(monkeypatch):
+    """A worker builds the whole matrix to find its benchmark by position:
+    that must not make inputs or open connections."""
+    def forbidden(self, *args):
+        raise AssertionError("%s: called while building the matrix" % self.name)
+    monkeypatch.setattr(Workload, "make_items", forbidden)
+    monkeypatch.setattr(Workload, "metadata", forbidden)
+    monkeypatch.setattr(Workload, "preflight", forbidden)
+    assert len(names("--preset", "default", "--db-url",
+                     "postgresql://u@127.0.0.1:1/x")) > 50
+
+
+def test_only_the_benchmark_a_worker_runs_gets_its_metadata():
+    class Args:
+        worker = True
+        worker_task = 3
+    assert [cli.runs_here(Args, i) for i in range(5)] == [False] * 3 + [True, False]
+    Args.worker_task = None     # --worker alone: every benchmark, in process
+    assert cli.runs_here(Args, 0) and cli.runs_here(Args, 4)
+    Args.worker = False         # the master times nothing
+    assert not cli.runs_here(Args, 0)
+
+
+@pytest.mark.parametrize("name", ["sequential", "threads-4", "threads-4-reuse",
+                                  "processes-2-chunk-3", "asyncio",
+                                  "uvloop-limit-5", "asyncio-serial", "hybrid-3"])
+def test_every_model_states_what_the_report_needs(name):
+    meta = models.parse(name).metadata()
+    assert set(MODEL_FACTS) <= set(meta)
+    assert meta["concurrency"] == "unbounded" or meta["concurrency"] >= 1
+    assert meta["parallelism"] >= 1 and meta["interpreters"] >= 1
+    assert meta["item_side"] in ("sync", "async")
+    for key, value in meta.items():     # pyperf's rule for metadata values
+        assert isinstance(value, (int, float)) or (isinstance(value, str) and value), key
+
+
+def test_library_names_are_not_importable_outside_the_checkout(tmp_path):
+    for name in ("bench", "report", "presets", "metrics", "models", "servers",
+                 "workloads"):
+        proc = subprocess.run([sys.executable, "-c", "import " + name],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode != 0 and "No module named %r" % name in proc.stderr
+    proc = subprocess.run([sys.executable, "-c", "import concbench.workloads, "
+                           "concbench.models, concbench.servers, concbench.report"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
