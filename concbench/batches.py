@@ -6,6 +6,7 @@ region, and any mismatch ends the benchmark loudly.
 """
 
 import sys
+import time
 import traceback
 
 from concbench.figures import BatchProbe, RunFigures
@@ -37,6 +38,7 @@ def run_batch(bench, prepared):
     workload = bench.workload
     recorder = RunFigures.current
     try:
+        speed = machine_probe()
         before = workload.before_batch()
         probe = BatchProbe() if recorder is not None else None
         clock = BatchClock()
@@ -54,10 +56,24 @@ def run_batch(bench, prepared):
     refuse_total_failure(bench, counts)
     warn_server_busy(bench, counts, clock.elapsed)
     if recorder is not None:
-        if tree is not None:
-            tree.counts.update(counts)
+        tree.counts.update(counts)
+        tree.lows["probe_s"] = speed
         recorder.add_batch(clock.elapsed, tree)
     return clock.elapsed
+
+
+def machine_probe(repeat=3, loops=20_000):
+    """Seconds a fixed pure-Python loop takes now (the best of ``repeat``):
+    how fast the machine was around this batch. The report compares it
+    across runs to say how noisy the machine was."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        total = 0
+        for number in range(loops):
+            total += number * number
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def refuse_total_failure(bench, counts):

@@ -8,7 +8,10 @@ and prepares only the benchmark pyperf selected for it.
 """
 
 import atexit
+import contextlib
+import io
 import os
+import random
 import sys
 
 import pyperf
@@ -19,7 +22,8 @@ from concbench.figures import HOOK_NAME
 from concbench.matrix import MatrixError, build_matrix, library_versions
 from concbench.options import add_options, forward_options, preset_from_argv
 from concbench.presets import PRESETS
-from concbench.progress import Progress
+from concbench.progress import Progress, say, unstable_summary
+from concbench.rounds import filed, next_round, schedule, task_name
 from concbench.results import OutputError, ResultsFile, check_output, move_earlier
 from concbench.servers import raise_nofile_limit
 
@@ -75,11 +79,10 @@ def preflight(matrix):
 
 
 def open_results(args, matrix, hard_limit):
-    """Every check that can fail before a benchmark runs; then the output."""
-    results = None
+    """Every check that can fail before a benchmark runs; then the output
+    (in memory only without -o or --append)."""
     try:
-        if args.output or args.append:
-            results = ResultsFile(args.output or args.append, append=bool(args.append))
+        results = ResultsFile(args.output or args.append, append=bool(args.append))
         check_descriptors(matrix, hard_limit)
         preflight(matrix)
         if args.output and args.keep_earlier:
@@ -110,10 +113,13 @@ def provide_services(args, matrix):
 
 # -- metadata of the whole run ------------------------------------------------
 
-def suite_metadata(preset_name):
+def suite_metadata(args):
     import sysconfig
 
-    meta = {"preset": preset_name}
+    preset_name = args.preset
+    meta = {"preset": preset_name,
+            "order": "pyperf" if args.pyperf_order else "interleaved",
+            "order_seed": args.order_seed}
     preset = PRESETS[preset_name]
     if preset.get("about"):
         meta["scenario"] = preset["about"]
@@ -152,25 +158,72 @@ def runs_here(args, index):
     return args.worker and args.worker_task in (None, index)
 
 
+def plan_rounds(runner, args):
+    """-p N means N rounds of one worker per benchmark (unless
+    --pyperf-order); the order seed is drawn once, in the master."""
+    if args.worker:
+        # A worker started by hand (pyperf --worker) runs one round.
+        args.rounds = args.rounds or 1
+        args.order_seed = args.order_seed or 0
+        return
+    if args.order_seed is None:
+        args.order_seed = random.SystemRandom().randrange(2 ** 32)
+    args.rounds = runner.args.processes
+    if not args.pyperf_order:
+        runner.args.processes = 1
+    # Workers receive them through forward_options.
+    runner.args.order_seed, runner.args.rounds = args.order_seed, args.rounds
+
+
 def run_matrix(runner, args, matrix, results):
-    progress = None if args.worker else Progress(len(matrix))
-    for index, bench in enumerate(matrix):
-        if progress:
-            progress.show(index, bench.name)
+    tasks = schedule(len(matrix), args.rounds, args.order_seed,
+                     interleave=not args.pyperf_order)
+    progress = None
+    if not args.worker:
+        progress = Progress(len(tasks), len(matrix))
+        first = next_round(results.suite)
+        say("%s: %d benchmarks x %d %s (order seed %d)%s" % (
+            PROG, len(matrix), args.rounds,
+            "processes each, pyperf's order" if args.pyperf_order
+            else "interleaved rounds", args.order_seed,
+            "" if runner.args.verbose else "; -v shows pyperf's output"))
+    order = {bench.name: index for index, bench in enumerate(matrix)}
+    last_task = {index: position for position, (_, index) in enumerate(tasks)}
+    for position, (round_number, index) in enumerate(tasks):
+        bench = matrix[index]
+        if progress and round_number is not None and position % len(matrix) == 0:
+            progress.round_starts(round_number, args.rounds)
         # Only where the benchmark runs: metadata generates inputs and may
         # ask a server.
-        metadata = bench.metadata() if runs_here(runner.args, index) else None
-        try:
-            result = runner.bench_time_func(bench.name, time_batches, bench,
-                                            metadata=metadata)
-            if results is not None and result is not None:
-                results.add(result)
-        except RuntimeError as exc:
-            # pyperf's master reports a worker that failed this way; the
-            # worker printed its own error above.
-            done = "; the %d completed benchmark(s) are in %s" % (
-                index, results.path) if results is not None and index else ""
-            fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
+        metadata = bench.metadata() if runs_here(runner.args, position) else None
+        result = run_task(runner, bench, task_name(bench.name, round_number),
+                          metadata, results)
+        if progress and result is not None:
+            run = filed(result, bench.name, round_number if round_number is None
+                        else first + round_number)
+            results.add(run, order)
+            progress.task_done(run, last_task[index] == position)
+    if progress:
+        summary = unstable_summary(results.suite)
+        if summary:
+            say(summary)
+
+
+def run_task(runner, bench, name, metadata, results):
+    """One bench_time_func call; pyperf's own console output only with -v."""
+    quiet = contextlib.nullcontext() if runner.args.verbose or runner.args.worker \
+        else contextlib.redirect_stdout(io.StringIO())
+    try:
+        with quiet:
+            return runner.bench_time_func(name, time_batches, bench,
+                                          metadata=metadata)
+    except RuntimeError as exc:
+        # pyperf's master reports a worker that failed this way; the
+        # worker printed its own error above.
+        kept = results.suite.get_benchmarks() if results and results.suite else []
+        done = "; the runs of %d benchmark(s) completed before it are in %s" % (
+            len(kept), results.path) if kept and results.path else ""
+        fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
 
 
 def main():
@@ -195,6 +248,7 @@ def main():
 
     results = None if args.worker else open_results(args, matrix, hard_limit)
     runner.parse_args()
+    plan_rounds(runner, args)
     if not args.no_run_figures:
         enable_run_figures(runner.args)
     if not args.worker:
@@ -209,7 +263,7 @@ def main():
                 setattr(args, param, value)
                 setattr(runner.args, param, value)
             matrix = matrix_or_fail(args)
-    runner.metadata.update(suite_metadata(args.preset))
+    runner.metadata.update(suite_metadata(args))
     scaled = PRESETS[args.preset].get("scaled")
     if scaled and not args.worker:
         print("%s: scaled down on purpose: %s" % (args.preset, scaled),

@@ -29,13 +29,16 @@ HOOK_NAME = "concbench"
 class BatchFigures:
     """One batch's figures, by how they combine over the batches of a run:
     ``counts`` add up (seconds, items, failures), ``peaks`` keep the
-    highest, ``bases`` keep the first batch's, ``labels`` are words."""
+    highest, ``lows`` the lowest, ``bases`` keep the first batch's,
+    ``labels`` are words."""
 
-    def __init__(self, counts=None, peaks=None, bases=None, labels=None):
+    def __init__(self, counts=None, peaks=None, bases=None, labels=None,
+                 lows=None):
         self.counts = dict(counts or {})
         self.peaks = dict(peaks or {})
         self.bases = dict(bases or {})
         self.labels = dict(labels or {})
+        self.lows = dict(lows or {})
 
 
 class RunFigures:
@@ -57,6 +60,7 @@ class RunFigures:
         self.peaks = {}
         self.bases = {}
         self.labels = {}
+        self.lows = {}
         self.timed = 0.0
 
     def __enter__(self):
@@ -73,6 +77,8 @@ class RunFigures:
             self.counts[key] = self.counts.get(key, 0) + value
         for key, value in figures.peaks.items():
             self.peaks[key] = max(self.peaks.get(key, value), value)
+        for key, value in figures.lows.items():
+            self.lows[key] = min(self.lows.get(key, value), value)
         for key, value in figures.bases.items():
             self.bases.setdefault(key, value)
         self.labels.update(figures.labels)
@@ -80,7 +86,7 @@ class RunFigures:
     def figures(self):
         """The run's metadata keys, as pyperf will store them."""
         merged = {}
-        for part in (self.counts, self.peaks, self.bases, self.labels):
+        for part in (self.counts, self.peaks, self.lows, self.bases, self.labels):
             merged.update(part)
         if "server_cpu" in self.counts and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.
@@ -110,19 +116,19 @@ def _tree(exclude):
 
 
 def _own_counters():
-    """This process's CPU (every thread, nanosecond resolution), its reaped
-    children's CPU, and both's context switches."""
+    """This process's CPU (every thread, nanosecond resolution) and its
+    reaped children's, the system part of both, and their context switches."""
     cpu = time.process_time()
     own = resource.getrusage(resource.RUSAGE_SELF)
     reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (cpu + reaped.ru_utime + reaped.ru_stime,
+    return (cpu + reaped.ru_utime + reaped.ru_stime, own.ru_stime + reaped.ru_stime,
             own.ru_nvcsw + reaped.ru_nvcsw, own.ru_nivcsw + reaped.ru_nivcsw)
 
 
 def _live_counters(exclude):
-    """CPU and context switches of live descendants (a reused pool's workers)."""
+    """The same of live descendants (a reused pool's workers)."""
     import psutil
-    cpu = voluntary = involuntary = 0
+    cpu = system = voluntary = involuntary = 0
     for child in _tree(exclude):
         try:
             times = child.cpu_times()
@@ -130,13 +136,15 @@ def _live_counters(exclude):
         except psutil.NoSuchProcess:
             continue
         cpu += times.user + times.system
+        system += times.system
         voluntary += switches.voluntary
         involuntary += switches.involuntary
-    return cpu, voluntary, involuntary
+    return cpu, system, voluntary, involuntary
 
 
 def tree_counters(exclude=(), before=True):
-    """CPU seconds and context switches so far of this process and its tree.
+    """CPU seconds (all, system), context switches (voluntary, involuntary)
+    so far of this process and its tree.
 
     This process's own counters are read last before a batch and first after
     it, so that the time spent listing descendants is not counted.
@@ -171,9 +179,11 @@ class BatchProbe:
         """Call right after the batch, before anything else."""
         after = tree_counters(exclude={self.sampler.pid}, before=False)
         peak = self.sampler.stop()
-        cpu, voluntary, involuntary = (b - a for a, b in zip(self.counters, after))
+        cpu, system, voluntary, involuntary = (
+            b - a for a, b in zip(self.counters, after))
         return BatchFigures(
-            counts={"cpu_tree": cpu, "ctx_switches_voluntary": voluntary,
+            counts={"cpu_tree": cpu, "cpu_tree_system": system,
+                    "ctx_switches_voluntary": voluntary,
                     "ctx_switches_involuntary": involuntary,
                     "mem_samples": peak["samples"]},
             peaks={"mem_tree_peak": max(peak["memory"], self.base["memory"]),

@@ -11,8 +11,10 @@ import argparse
 from concbench import workloads
 from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 
-# Options of ours, besides the workloads', that workers must receive too.
-SELECTION = ("preset", "workload", "model", "no_run_figures")
+# Options of ours, besides the workloads', that workers must receive too:
+# the selection, and the schedule (a worker finds its task by position).
+SELECTION = ("preset", "workload", "model", "no_run_figures", "pyperf_order",
+             "order_seed", "rounds")
 
 
 def workload_options():
@@ -49,6 +51,14 @@ def add_options(parser):
     group.add_argument("--keep-earlier", action="store_true",
                        help="if the -o file exists, move it to earlier/ beside "
                        "it (and say so) instead of refusing")
+    group.add_argument("--order-seed", type=seed, metavar="N",
+                       help="seed of the order of the benchmarks in each round "
+                       "(default: a new one, recorded in the metadata)")
+    group.add_argument("--pyperf-order", action="store_true",
+                       help="run all processes of a benchmark, then the next "
+                       "(pyperf's order), instead of interleaved rounds")
+    # The master's -p, for the workers (pyperf does not pass it on).
+    group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")
@@ -57,6 +67,16 @@ def add_options(parser):
         suffix = "" if option.parse else " (overrides the preset)"
         group.add_argument(option.flag, dest=option.param, type=option.convert,
                            metavar=option.metavar, help=option.help + suffix)
+
+
+def seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number" % text) from None
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError("%s is out of range [0, 2**32)" % text)
+    return value
 
 
 def parser(prog="bench.py"):

@@ -36,7 +36,8 @@ def check_output(args):
 
 
 class ResultsFile:
-    """-o and --append, written here rather than by pyperf.
+    """-o and --append, written here rather than by pyperf (path None: the
+    results are only kept in memory).
 
     pyperf rewrites the file in place after each benchmark, so an interrupt
     during a write leaves a truncated JSON. Here every write goes to a new file
@@ -44,7 +45,7 @@ class ResultsFile:
     file is always absent or a valid pyperf JSON of the completed benchmarks.
     """
 
-    def __init__(self, path, append):
+    def __init__(self, path, append=False):
         self.path = path
         self.suite = None
         if append and os.path.exists(path):
@@ -54,11 +55,20 @@ class ResultsFile:
                 raise OutputError("--append %s: not a pyperf JSON file (%s)" % (
                     path, " ".join(str(exc).split()) or type(exc).__name__)) from None
 
-    def add(self, bench):
+    def add(self, bench, order=None):
+        """Add ``bench``'s runs; ``order`` (name -> position) keeps the
+        benchmarks in the matrix's order whatever order the runs came in
+        (those of an --append file that the matrix lacks stay first)."""
         if self.suite is None:
             self.suite = pyperf.BenchmarkSuite([bench])
         else:
             self.suite.add_runs(bench)
+        if order:
+            benchmarks = sorted(self.suite.get_benchmarks(),
+                                key=lambda b: order.get(b.get_name(), -1))
+            self.suite = pyperf.BenchmarkSuite(benchmarks, self.suite.filename)
+        if self.path is None:   # no -o: kept for the summary only
+            return
         directory, name = os.path.split(os.path.abspath(self.path))
         suffix = ".gz" if name.endswith(".gz") else ""
         temporary = os.path.join(directory, ".%s.%d.tmp%s" % (name, os.getpid(), suffix))

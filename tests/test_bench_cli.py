@@ -77,9 +77,12 @@ def test_progress_line_with_estimate(tmp_path):
                       "sequential,asyncio"] + TINY_SIZES[:6] + TINY_RUNNER,
                      tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "[1/2] sleep/sequential" in proc.stderr
-    assert "[2/2] sleep/asyncio" in proc.stderr
-    assert "left)" in proc.stderr
+    assert "round 1/1" in proc.stderr
+    finished = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert [line[:6] for line in finished] == ["[1/2] ", "[2/2] "]
+    assert sorted(line[6:].split(":")[0] for line in finished) == [
+        "sleep/asyncio", "sleep/sequential"]
+    assert finished[-1].endswith("left")
 
 
 def test_list_of_presets_and_globs(tmp_path):

@@ -1,0 +1,59 @@
+"""Interleaved rounds: one worker process of every benchmark per round.
+
+This machine's speed changes in regimes of seconds, and runs differ more
+between worker processes than within one. pyperf runs all the processes of
+one benchmark, then all of the next, so a slow period lands on one model and
+becomes a finding. Here each round runs one worker of every selected
+benchmark, in an order shuffled with a recorded seed, so that a slow period
+is shared by all models, and a model's runs can be paired with the
+reference's runs of the same round (Google Benchmark's random interleaving;
+Kalibera & Jones: repeat at the level where the variance is).
+
+pyperf selects a worker's task by its position among the registered
+benchmarks, and refuses two registrations of one name; so the master and
+every worker register the same schedule, each task under a name of its own
+(``encode/threads-2@3``), and the master files each task's run under the
+benchmark's real name with its round number (``round`` in run metadata).
+"""
+
+import random
+
+import pyperf
+
+
+def schedule(count, rounds, seed, interleave=True):
+    """[(round, index)] for ``count`` benchmarks: ``rounds`` shuffled rounds,
+    or (None, index) once each when pyperf's own order is kept."""
+    if not interleave:
+        return [(None, index) for index in range(count)]
+    tasks = []
+    for round_number in range(rounds):
+        order = list(range(count))
+        random.Random("%d/%d" % (seed, round_number)).shuffle(order)
+        tasks.extend((round_number, index) for index in order)
+    return tasks
+
+
+def task_name(name, round_number):
+    return name if round_number is None else "%s@%d" % (name, round_number)
+
+
+def next_round(suite):
+    """The first round number free in ``suite`` (0 for none), so that an
+    --append run continues the numbering."""
+    numbers = [run.get_metadata().get("round", -1)
+               for bench in (suite.get_benchmarks() if suite else ())
+               for run in bench.get_runs()]
+    return max(numbers, default=-1) + 1
+
+
+def filed(result, name, round_number):
+    """The task's benchmark under the real ``name``, each run stamped with its
+    round (for pyperf's order: the run's position in the benchmark)."""
+    runs = []
+    for position, run in enumerate(result.get_runs()):
+        meta = dict(run.get_metadata(), name=name)
+        meta["round"] = position if round_number is None else round_number
+        runs.append(pyperf.Run(run.values, warmups=run.warmups, metadata=meta,
+                               collect_metadata=False))
+    return pyperf.Benchmark(runs)
