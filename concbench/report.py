@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 
-from concbench.stats import is_significant
+from concbench.stats import paired_ratio, quantile, unpaired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 
 PROG = "report.py"
@@ -111,10 +111,26 @@ class Row:
         self.mem_samples = [m["mem_tree_peak"] for m in self.runs if "mem_tree_peak" in m]
         self.failures = sum_of(self.runs, "failures")
         self.cpu_per_item = self._cpu_per_item()
+        self.by_round = self._by_round()
+        self.probes = [m["probe_s"] for m in self.runs if "probe_s" in m]
+        system = [m["cpu_tree_system"] / m["cpu_tree"] for m in self.runs
+                  if m.get("cpu_tree") and "cpu_tree_system" in m]
+        self.system_share = statistics.median(system) if system else None
+        self.ratio = None       # the reference's time / this row's, paired
         self.speedup = None
         self.ideal = None
         self.efficiency = None
         self.flags = []
+
+    def _by_round(self):
+        """{round: median of the run's values}: what pairs with the other
+        benchmarks' runs of the same round (files without rounds: the run's
+        position)."""
+        rounds = {}
+        runs = [run for run in self.bench.get_runs() if run.values]
+        for position, (run, meta) in enumerate(zip(runs, self.runs)):
+            rounds.setdefault(meta.get("round", position), []).extend(run.values)
+        return {number: statistics.median(values) for number, values in rounds.items()}
 
     def _cores(self):
         shares = []
@@ -163,11 +179,17 @@ class Row:
         return self.meta.get("item_side") == "async"
 
     def compute_ideal(self, reference, cpu_count, cpu_per_item):
-        """``reference``: the sequential row; ``cpu_per_item``: the least CPU
-        per item measured for this row's client side (sync or async)."""
+        """``reference``: the reference model's row; ``cpu_per_item``: the
+        least CPU per item measured by any model of the workload (IO: of
+        this row's client side, sync or async, whose libraries differ)."""
         if not self.ours or reference is None or not self.knows_model():
             return
-        self.speedup = reference.mean / self.mean
+        if self is reference:
+            self.speedup = 1.0
+        else:
+            self.ratio = paired_ratio(reference.by_round, self.by_round)
+            self.speedup = (self.ratio.point if self.ratio
+                            else reference.mean / self.mean)
         if self.meta.get("workload_kind") == "io" and self.items:
             latency = self.meta.get("latency_ms", 0.0) / 1000.0
             jitter = self.meta.get("jitter_ms", 0.0) / 1000.0
@@ -187,7 +209,14 @@ class Row:
                    if cpu_per_item else 0.0)
             self.ideal = max(wait, cpu)
         elif self.meta.get("workload_kind") == "cpu":
-            self.ideal = reference.mean / min(self.workers(), cpu_count or 1)
+            # A lower bound: no model does an item with less CPU than the
+            # least any of them used. (The reference's time is none: in the
+            # main thread Pillow's buffers cost page faults that a worker
+            # thread's arena avoids.) Without CPU figures, the reference's
+            # time stands in.
+            work = (self.items * cpu_per_item if cpu_per_item and self.items
+                    else reference.mean)
+            self.ideal = work / min(self.workers(), cpu_count or 1)
         if self.ideal:
             self.efficiency = self.ideal / self.mean
 
@@ -196,6 +225,8 @@ class Row:
                for value in run.values]
         if unstable_reasons(self.values, raw):
             self.flags.append("unstable")
+        if self.efficiency and self.efficiency > 1.0:
+            self.flags.append("above-ideal")
         if self.failures:
             self.flags.append("failures")
         items = sum_of(self.runs, "items")
@@ -212,6 +243,8 @@ class Row:
 def build_rows(suite, workloads=None):
     """Rows grouped by workload, each group in the file's order."""
     rows = [Row(bench) for bench in suite.get_benchmarks()]
+    for position, row in enumerate(rows):
+        row.position = position
     groups = {}
     for row in rows:
         if workloads and row.workload not in workloads:
@@ -227,12 +260,40 @@ def build_rows(suite, workloads=None):
         least = {}
         for row in group:
             if row.cpu_per_item:
-                side = row.is_async()
+                side = row.is_async() if row.meta.get("workload_kind") == "io" else None
                 least[side] = min(least.get(side, row.cpu_per_item), row.cpu_per_item)
         for row in group:
-            row.compute_ideal(reference, cpu_count, least.get(row.is_async()))
+            side = row.is_async() if row.meta.get("workload_kind") == "io" else None
+            row.compute_ideal(reference, cpu_count, least.get(side))
             row.compute_flags()
     return groups
+
+
+def noise_floor(suite):
+    """(variation across rounds, spread between runs) of the machine probe
+    that precedes every batch, as shares; None without probes. The spread
+    between runs (90th against 10th percentile) is what a paired ratio of two
+    benchmarks' runs can be off by: below it, a difference is a tie."""
+    by_round = {}
+    probes = []
+    for bench in suite.get_benchmarks():
+        for position, run in enumerate(bench.get_runs()):
+            meta = run.get_metadata()
+            if "probe_s" in meta and run.values:
+                probes.append(meta["probe_s"])
+                by_round.setdefault(meta.get("round", position), []).append(meta["probe_s"])
+    if len(probes) < 2:
+        return None
+    medians = [statistics.median(values) for values in by_round.values()]
+    return (max(medians) / min(medians) - 1,
+            quantile(probes, 0.9) / quantile(probes, 0.1) - 1)
+
+
+def is_tie(ratio, noise):
+    """A ratio whose interval holds 1, or within the noise floor."""
+    if ratio is None or ratio.includes_one():
+        return True
+    return abs(math.log(ratio.point)) < math.log(1 + (noise or 0.0))
 
 
 # -- formatting ---------------------------------------------------------------
@@ -251,6 +312,15 @@ def fmt_mib(value):
     return "" if value is None else "%.1f" % (value / MIB)
 
 
+def fmt_ratio(ratio, point):
+    """2.05x [1.90-2.21]; the point alone when there is no interval."""
+    if point is None:
+        return ""
+    if ratio is None or ratio.low is None:
+        return "%.2fx" % point
+    return "%.2fx [%.2f-%.2f]" % (point, ratio.low, ratio.high)
+
+
 def fmt_num(value, pattern):
     return "" if value is None else pattern % value
 
@@ -262,7 +332,14 @@ COLUMNS = [
      lambda r: "%s +- %s" % (fmt_time(r.mean), fmt_time(r.stdev)),
      lambda r: r.mean),
     ("std dev", "stdev_s", None, lambda r: r.stdev),
-    ("speedup", "speedup", lambda r: fmt_num(r.speedup, "%.2fx"), lambda r: r.speedup),
+    ("speedup [95% CI]", "speedup", lambda r: fmt_ratio(r.ratio, r.speedup),
+     lambda r: r.speedup),
+    ("", "speedup_ci_low", None, lambda r: r.ratio.low if r.ratio else None),
+    ("", "speedup_ci_high", None, lambda r: r.ratio.high if r.ratio else None),
+    ("faster in", "speedup_rounds_faster",
+     lambda r: "%d/%d" % (r.ratio.above, r.ratio.rounds) if r.ratio else "",
+     lambda r: r.ratio.above if r.ratio else None),
+    ("", "speedup_rounds", None, lambda r: r.ratio.rounds if r.ratio else None),
     ("items/s", "items_per_s", lambda r: fmt_num(r.items_per_s, "%.0f"),
      lambda r: r.items_per_s),
     ("ideal", "ideal_s", lambda r: fmt_time(r.ideal), lambda r: r.ideal),
@@ -270,6 +347,9 @@ COLUMNS = [
      lambda r: "" if r.efficiency is None else "%.0f%%" % (r.efficiency * 100),
      lambda r: r.efficiency),
     ("CPU cores", "cpu_cores", lambda r: fmt_num(r.cores, "%.2f"), lambda r: r.cores),
+    ("sys CPU", "cpu_system_share",
+     lambda r: "" if r.system_share is None else "%.0f%%" % (r.system_share * 100),
+     lambda r: r.system_share),
     ("peak MiB", "mem_peak_bytes", lambda r: fmt_mib(r.mem_peak), lambda r: r.mem_peak),
     ("added MiB", "mem_added_bytes", lambda r: fmt_mib(r.mem_added),
      lambda r: r.mem_added),
@@ -334,6 +414,17 @@ def header_lines(suites, paths):
         for label, value in details:
             if value:
                 lines.append("  %s: %s" % (label, value))
+        noise = noise_floor(suite)
+        if noise:
+            lines.append("  noise: machine speed varied %.0f%% across rounds and "
+                         "%.0f%% between runs (a fixed probe before every batch); "
+                         "differences below ~%.0f%%, or whose interval holds 1, "
+                         "are ties" % (noise[0] * 100, noise[1] * 100, noise[1] * 100))
+        order = meta.get("order")
+        if order:
+            lines.append("  order: %s%s" % (
+                "interleaved rounds" if order == "interleaved" else "pyperf's",
+                " (seed %s)" % meta["order_seed"] if "order_seed" in meta else ""))
     return lines
 
 
@@ -342,16 +433,21 @@ def workload_params(rows):
     return rows[0].meta.get("workload_params", "")
 
 
-def takeaways(rows):
-    """A few sentences derived from the rows of one workload."""
+def takeaways(rows, noise=None):
+    """A few sentences derived from the rows of one workload. A winner is
+    named alone only when every other candidate is slower beyond the noise
+    (paired interval clear of 1, difference above the noise floor);
+    otherwise the tie is named."""
     ours = [r for r in rows if r.ours]
     if not ours:
         return []
     lines = []
-    fastest = min(ours, key=lambda r: r.mean)
-    text = "fastest: %s (%s" % (fastest.model, fmt_time(fastest.mean))
-    if fastest.speedup:
-        text += ", %.2fx sequential" % fastest.speedup
+    best, tied = winners(ours, noise)
+    text = "fastest: %s (%s" % (describe_winners(best, tied, lambda r: r.model),
+                                fmt_time(best.mean))
+    if best.speedup:
+        text += ", %.2fx %s" % (best.speedup, best.meta.get("reference_model",
+                                                             "the reference"))
     lines.append(text + ")")
     # Models that state a scaling series (threads-2, threads-4, ...), by
     # what they count, in the order of the file.
@@ -360,17 +456,19 @@ def takeaways(rows):
         if "scaling" in r.meta:
             scaling.setdefault(r.meta["scaling"], []).append(r)
     for counted, members in scaling.items():
-        best = min(members, key=lambda r: r.mean)
-        lines.append("best %s count: %d (%s, %s)" % (
-            best.meta["scaling_unit"], best.workers(), best.model, fmt_time(best.mean)))
+        best, tied = winners(members, noise)
+        lines.append("best %s count: %s (%s, %s)" % (
+            best.meta["scaling_unit"],
+            describe_winners(best, tied, lambda r: str(r.workers())),
+            best.model, fmt_time(best.mean)))
         # One series per label (chunk size): only the worker count changes.
         series = {}
         for r in members:
             series.setdefault(r.meta.get("scaling_series", ""), []).append(r)
         for label, rows_of in sorted(series.items()):
             rows_of.sort(key=lambda r: r.workers())
-            stop = stopped_helping(rows_of)
-            if stop is not None and (len(rows_of) > 2 or stop != rows_of[-1].workers()):
+            stop = stopped_helping(rows_of, noise)
+            if stop is not None:
                 where = " (%s)" % label if label else ""
                 lines.append("more %s stopped helping after %d%s"
                              % (counted, stop, where))
@@ -382,19 +480,44 @@ def takeaways(rows):
     if bound:
         lines.append("server-bound (the server, not the model, set the pace): "
                      + ", ".join(bound))
+    above = [r.model for r in ours if "above-ideal" in r.flags]
+    if above:
+        lines.append("above-ideal: %s ran faster than the ideal made from the "
+                     "least CPU per item any model used; CPU is read just "
+                     "outside the timed region, so for short batches that "
+                     "least CPU is not a bound" % ", ".join(above))
     return lines
 
 
-def stopped_helping(members):
-    """The worker count after which adding workers saved less than 5%."""
+def winners(rows, noise):
+    """The fastest row, and the others within noise of it (file order)."""
+    best = min(rows, key=lambda r: r.mean)
+    tied = [r for r in rows if r is not best
+            and is_tie(paired_ratio(r.by_round, best.by_round), noise)]
+    return best, tied
+
+
+def describe_winners(best, tied, name):
+    if not tied:
+        return name(best)
+    together = sorted([best] + tied, key=lambda r: r.position)
+    return "%s: within noise" % ", ".join(name(r) for r in together)
+
+
+def stopped_helping(members, noise=None):
+    """The worker count after which adding workers no longer saved 5% or
+    more beyond the noise (``members`` sorted by worker count)."""
     for current, following in zip(members, members[1:]):
-        if following.mean > current.mean * 0.95:
+        ratio = paired_ratio(current.by_round, following.by_round)
+        if is_tie(ratio, noise) or ratio.point < 1 / 0.95:
             return current.workers()
     return None
 
 
 def render_single(suite, path, args):
     groups = build_rows(suite, args.workload)
+    noise = noise_floor(suite)
+    spread = noise[1] if noise else None
     if not groups:
         raise ReportError("%s: no benchmark of workload %s" % (path, ",".join(args.workload)))
     if args.format == "json":
@@ -402,7 +525,7 @@ def render_single(suite, path, args):
                            "workloads": {
                                name: {"rows": [{key: raw(r) for _, key, _, raw in COLUMNS}
                                                for r in sort_rows(rows, args.sort)],
-                                      "takeaways": takeaways(rows)}
+                                      "takeaways": takeaways(rows, spread)}
                                for name, rows in groups.items()}}, indent=2)
     if args.format == "csv":
         out = io.StringIO()
@@ -436,7 +559,7 @@ def render_single(suite, path, args):
         lines.append(table([c[0] for c in shown],
                            [[c[2](r) for c in shown] for r in sort_rows(rows, args.sort)],
                            args.format))
-        tips = takeaways(rows)
+        tips = takeaways(rows, spread)
         if tips:
             lines.append("")
             lines.extend(("- " if args.format == "markdown" else "  * ") + t for t in tips)
@@ -445,17 +568,22 @@ def render_single(suite, path, args):
 
 # -- several files --------------------------------------------------------------
 
-def change(reference, other):
-    """'1.25x slower' style text and the ratio other / reference."""
-    ratio = other / reference
-    if ratio >= 1:
-        return "%.2fx slower" % ratio, ratio
-    return "%.2fx faster" % (1 / ratio), ratio
+def change(ratio):
+    """'1.25x slower [1.10-1.42]' style text for a ratio other / reference."""
+    def slower(value):
+        return value if ratio.point >= 1 else 1 / value
+    text = "%.2fx %s" % (slower(ratio.point), "slower" if ratio.point >= 1 else "faster")
+    if ratio.low is not None:
+        low, high = sorted((slower(ratio.low), slower(ratio.high)))
+        text += " [%.2f-%.2f]" % (low, high)
+    return text
 
 
-def significance(sample1, sample2):
-    """None with too few values to tell, else whether the means differ."""
-    return is_significant(sample1, sample2)
+def significance(ratio):
+    """None with too few values to tell, else whether the interval clears 1."""
+    if ratio is None or ratio.low is None:
+        return None
+    return not ratio.includes_one()
 
 
 def compare_rows(suites, paths, args):
@@ -474,13 +602,20 @@ def compare_rows(suites, paths, args):
             if row is not None:
                 entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak)
                 if ref is not None and row is not ref:
-                    text, ratio = change(ref.mean, row.mean)
-                    entry.update(time_change=text, time_ratio=ratio,
-                                 time_significant=significance(ref.values, row.values))
-                    if ref.mem_peak and row.mem_peak:
-                        entry.update(mem_change_pct=(row.mem_peak / ref.mem_peak - 1) * 100,
-                                     mem_significant=significance(ref.mem_samples,
-                                                                  row.mem_samples))
+                    # Runs of two files are not paired: each file's per-round
+                    # values form one sample.
+                    ratio = unpaired_ratio(list(row.by_round.values()),
+                                           list(ref.by_round.values()))
+                    entry.update(time_change=change(ratio), time_ratio=ratio.point,
+                                 time_ci_low=ratio.low, time_ci_high=ratio.high,
+                                 time_significant=significance(ratio))
+                    memory = unpaired_ratio(row.mem_samples, ref.mem_samples)
+                    if memory is not None:
+                        entry.update(
+                            mem_change_pct=(memory.point - 1) * 100,
+                            mem_change_ci_pct=None if memory.low is None else
+                            [(memory.low - 1) * 100, (memory.high - 1) * 100],
+                            mem_significant=significance(memory))
             record["files"].append(entry)
         records.append(record)
     return records
@@ -514,21 +649,22 @@ def render_compare(suites, paths, args):
             row.append(fmt_mib(entry.get("mem_peak_bytes")))
             if i:
                 pct = entry.get("mem_change_pct")
-                row.append("" if pct is None else describe_change(
-                    "%+.1f%%" % pct, entry.get("mem_significant")))
+                interval = entry.get("mem_change_ci_pct")
+                text = None if pct is None else "%+.1f%%" % pct + (
+                    " [%+.1f%%, %+.1f%%]" % tuple(interval) if interval else "")
+                row.append(describe_change(text, entry.get("mem_significant")))
         body.append(row)
     if args.format == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["benchmark", "file", "mean_s", "stdev_s", "time_ratio",
-                         "time_significant", "mem_peak_bytes", "mem_change_pct",
-                         "mem_significant"])
+        keys = ("mean_s", "stdev_s", "time_ratio", "time_ci_low", "time_ci_high",
+                "time_significant", "mem_peak_bytes", "mem_change_pct",
+                "mem_significant")
+        writer.writerow(("benchmark", "file") + keys)
         for record in records:
             for entry in record["files"]:
                 writer.writerow([record["benchmark"], entry["file"]] + [
-                    "" if entry.get(k) is None else entry.get(k)
-                    for k in ("mean_s", "stdev_s", "time_ratio", "time_significant",
-                              "mem_peak_bytes", "mem_change_pct", "mem_significant")])
+                    "" if entry.get(k) is None else entry.get(k) for k in keys])
         return out.getvalue().rstrip("\n")
     lines = header_lines(suites, paths)
     lines.append("")

@@ -36,3 +36,75 @@ def is_significant(sample1, sample2):
               + math.fsum((x - mean2) ** 2 for x in sample2)) / df
     t_score = (mean1 - mean2) / math.sqrt(pooled * (1 / n1 + 1 / n2))
     return abs(t_score) >= t_critical_95(df)
+
+
+class Ratio:
+    """A ratio of times with its 95% interval: ``point`` is the geometric
+    mean of the per-round ratios, [``low``, ``high``] a Student's t interval
+    on their logarithms (None with fewer than 2 rounds), ``above`` how many
+    rounds had a ratio above 1, ``rounds`` how many were paired."""
+
+    def __init__(self, point, low, high, above, rounds):
+        self.point, self.low, self.high = point, low, high
+        self.above, self.rounds = above, rounds
+
+    def includes_one(self):
+        return self.low is None or self.low <= 1.0 <= self.high
+
+    def __repr__(self):
+        return "Ratio(%.3f, %s, %s, %d/%d)" % (self.point, self.low, self.high,
+                                               self.above, self.rounds)
+
+
+def log_interval(logs):
+    """Mean of ``logs`` and the half-width of its 95% t interval (None for
+    fewer than 2 values)."""
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return mean, None
+    return mean, t_critical_95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+
+
+def paired_ratio(numerator, denominator):
+    """numerator[r] / denominator[r] over the rounds r both have.
+
+    Runs of the same round ran within seconds of each other (interleaved), so
+    their ratio cancels most of the machine's drift; the interval comes from
+    the spread of those ratios across rounds (Kalibera & Jones: repeat at the
+    level where the variance is). Returns None if no round is shared."""
+    rounds = sorted(set(numerator) & set(denominator))
+    ratios = [numerator[r] / denominator[r] for r in rounds
+              if numerator[r] > 0 and denominator[r] > 0]
+    if not ratios:
+        return None
+    mean, half = log_interval([math.log(x) for x in ratios])
+    low, high = (None, None) if half is None else (math.exp(mean - half),
+                                                   math.exp(mean + half))
+    return Ratio(math.exp(mean), low, high, sum(1 for x in ratios if x > 1),
+                 len(ratios))
+
+
+def unpaired_ratio(numerator, denominator):
+    """mean(numerator) / mean(denominator) of two independent samples (two
+    files: two machines or versions), geometric, with a 95% interval on the
+    difference of mean logarithms (Welch's standard error, the smaller
+    sample's degrees of freedom: conservative). None if a sample is empty."""
+    numerator = [x for x in numerator if x > 0]
+    denominator = [x for x in denominator if x > 0]
+    if not numerator or not denominator:
+        return None
+    logs1 = [math.log(x) for x in numerator]
+    logs2 = [math.log(x) for x in denominator]
+    diff = statistics.fmean(logs1) - statistics.fmean(logs2)
+    if len(logs1) < 2 or len(logs2) < 2:
+        return Ratio(math.exp(diff), None, None, 0, 0)
+    error = math.sqrt(statistics.variance(logs1) / len(logs1)
+                      + statistics.variance(logs2) / len(logs2))
+    half = t_critical_95(min(len(logs1), len(logs2)) - 1) * error
+    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), 0, 0)
+
+
+def quantile(values, share):
+    """The nearest-rank quantile of ``values`` (0 < share <= 1)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]

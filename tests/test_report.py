@@ -99,7 +99,8 @@ def test_comparison_direction_and_significance():
     assert proc.returncode == 0, proc.stderr
     records = {r["benchmark"]: r for r in json.loads(proc.stdout)["benchmarks"]}
     slow = records["sleep/sequential"]["files"][1]
-    assert slow["time_change"].endswith("slower") and slow["time_ratio"] > 1.5
+    assert " slower [" in slow["time_change"] and slow["time_ratio"] > 1.5
+    assert 1 < slow["time_ci_low"] < slow["time_ratio"] < slow["time_ci_high"]
     assert slow["time_significant"] is True
     same = records["sleep/sequential"]["files"][0]
     assert "time_change" not in same

@@ -1,0 +1,173 @@
+"""Interleaved rounds, paired speedups with intervals, and ties."""
+
+import math
+import random
+
+import pyperf
+import pytest
+
+from concbench import report
+from concbench.rounds import schedule
+from concbench.stats import paired_ratio, unpaired_ratio
+from conftest import run_bench
+
+SELECTION = ["--preset", "quick", "--workload", "sleep", "--model",
+             "sequential,threads-4,asyncio", "--items", "8", "--latency-ms", "2",
+             "--jitter-ms", "0", "-n", "1", "-w", "0", "--quiet"]
+
+
+def rounds_of(path):
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    found = {}
+    for bench in suite.get_benchmarks():
+        for run in bench.get_runs():
+            meta = run.get_metadata()
+            found.setdefault(meta["round"], []).append((meta["date"], bench.get_name()))
+    return suite, found
+
+
+def test_every_round_runs_every_benchmark_once_before_the_next(tmp_path):
+    proc = run_bench(SELECTION + ["-p", "3", "--order-seed", "7", "-o", "a.json"],
+                     tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite, found = rounds_of(tmp_path / "a.json")
+    names = suite.get_benchmark_names()
+    assert names == ["sleep/sequential", "sleep/threads-4", "sleep/asyncio"]
+    assert sorted(found) == [0, 1, 2]
+    for number in range(3):
+        assert sorted(name for _, name in found[number]) == sorted(names)
+    for number in range(2):
+        assert max(found[number])[0] < min(found[number + 1])[0]
+    meta = suite.get_metadata()
+    assert meta["order"] == "interleaved" and meta["order_seed"] == 7
+    # The order within each round is the recorded seed's.
+    for number in range(3):
+        ran = [name for _, name in sorted(found[number])]
+        expected = [names[i] for _, i in schedule(3, 3, 7)[3 * number:3 * number + 3]]
+        assert ran == expected
+    assert "3 benchmarks x 3 interleaved rounds (order seed 7)" in proc.stderr
+    assert "round 3/3" in proc.stderr and "[3/3] sleep/" in proc.stderr
+    assert "WARNING: the benchmark result may be unstable" not in proc.stdout
+
+    again = run_bench(SELECTION + ["-p", "1", "--append", "a.json"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    _, found = rounds_of(tmp_path / "a.json")
+    assert sorted(found) == [0, 1, 2, 3]
+    assert len(found[3]) == 3
+
+
+def test_pyperf_order_on_request(tmp_path):
+    proc = run_bench(SELECTION + ["-p", "2", "--pyperf-order", "-o", "p.json"],
+                     tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite, found = rounds_of(tmp_path / "p.json")
+    assert suite.get_metadata()["order"] == "pyperf"
+    runs = sorted(date_name for runs in found.values() for date_name in runs)
+    # All processes of one benchmark, then the next.
+    assert [name for _, name in runs] == [
+        name for name in suite.get_benchmark_names() for _ in range(2)]
+
+
+def test_schedule_is_the_seeds():
+    first = schedule(10, 4, 1)
+    assert schedule(10, 4, 1) == first
+    assert schedule(10, 4, 2) != first
+    for number in range(4):
+        assert sorted(i for r, i in first if r == number) == list(range(10))
+    assert schedule(3, 5, 1, interleave=False) == [(None, 0), (None, 1), (None, 2)]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--order-seed", "x"], "argument --order-seed: 'x' is not a whole number"),
+    (["--order-seed", "-1"], "argument --order-seed: -1 is out of range [0, 2**32)"),
+    (["-p", "0"], "argument -p/--processes: invalid strictly_positive value: '0'"),
+])
+def test_bad_schedule_options(tmp_path, argv, message):
+    proc = run_bench(SELECTION + argv + ["-o", "x.json"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["bench.py: error: " + message]
+    assert not (tmp_path / "x.json").exists()
+
+
+def noisy(values, spread, seed):
+    rnd = random.Random(seed)
+    return {r: v * math.exp(rnd.gauss(0, spread)) for r, v in enumerate(values)}
+
+
+def test_a_model_twice_as_fast_gets_an_interval_around_2():
+    rnd = random.Random(3)
+    # The machine drifts by up to 40% between rounds; both runs of a round see it.
+    drift = [1 + 0.4 * rnd.random() for _ in range(10)]
+    reference = noisy([0.2 * d for d in drift], 0.02, 1)
+    model = noisy([0.1 * d for d in drift], 0.02, 2)
+    ratio = paired_ratio(reference, model)
+    assert ratio.low < 2 < ratio.high
+    assert 1.9 < ratio.point < 2.1 and ratio.high - ratio.low < 0.2
+    assert ratio.above == ratio.rounds == 10
+    assert not ratio.includes_one()
+    # Unpaired, the drift widens the interval: pairing is what buys precision.
+    loose = unpaired_ratio(list(reference.values()), list(model.values()))
+    assert loose.high - loose.low > ratio.high - ratio.low
+
+
+def test_identical_models_get_an_interval_holding_1():
+    """A 95% interval holds the truth 19 times in 20: of 40 seeded pairs of
+    identical models, at least 36 intervals must hold 1."""
+    holding = 0
+    for seed in range(40):
+        rnd = random.Random(seed)
+        drift = [1 + 0.4 * rnd.random() for _ in range(5)]
+        a = noisy([0.1 * d for d in drift], 0.03, seed)
+        b = noisy([0.1 * d for d in drift], 0.03, seed + 100)
+        ratio = paired_ratio(a, b)
+        holding += ratio.includes_one()
+        assert 0.9 < ratio.point < 1.1
+    assert holding >= 36, holding
+
+
+def suite_of(times_by_model, rounds=5, noise=0.02, seed=1):
+    """A bench.py-like file: one run per round per model, with a shared drift."""
+    rnd = random.Random(seed)
+    drift = [1 + 0.3 * rnd.random() for _ in range(rounds)]
+    benchmarks = []
+    for model, seconds in times_by_model.items():
+        runs = []
+        for number in range(rounds):
+            value = seconds * drift[number] * math.exp(rnd.gauss(0, noise))
+            meta = {"name": "w/" + model, "workload": "w", "workload_kind": "cpu",
+                    "model": model, "reference_model": "sequential", "round": number,
+                    "items_per_batch": 10, "concurrency": 1, "parallelism": 1,
+                    "interpreters": 1, "item_side": "sync", "probe_s": 0.001,
+                    "unit": "second"}
+            runs.append(pyperf.Run([value], warmups=[(1, value)], metadata=meta,
+                                   collect_metadata=False))
+        benchmarks.append(pyperf.Benchmark(runs))
+    return pyperf.BenchmarkSuite(benchmarks)
+
+
+def fastest_line(suite):
+    rows = report.build_rows(suite)["w"]
+    return report.takeaways(rows, report.noise_floor(suite)[1])[0]
+
+
+def test_takeaways_name_a_winner_only_when_it_is_clear():
+    clear = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.2})
+    assert fastest_line(clear).startswith("fastest: asyncio (")
+    tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101})
+    assert fastest_line(tie).startswith("fastest: asyncio, uvloop: within noise (")
+
+
+def test_report_rows_carry_the_interval(tmp_path):
+    path = tmp_path / "s.json"
+    suite_of({"sequential": 0.3, "threads-2": 0.15}).dump(str(path))
+    import json
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "concbench.report", str(path),
+                           "--format", "json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["workloads"]["w"]["rows"]
+    row = next(r for r in rows if r["benchmark"] == "w/threads-2")
+    assert row["speedup_ci_low"] < 2 < row["speedup_ci_high"]
+    assert 1.9 < row["speedup"] < 2.1
+    assert row["speedup_rounds_faster"] == row["speedup_rounds"] == 5
