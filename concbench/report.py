@@ -449,13 +449,7 @@ def takeaways(rows, noise=None):
         text += ", %.2fx %s" % (best.speedup, best.meta.get("reference_model",
                                                              "the reference"))
     lines.append(text + ")")
-    # Models that state a scaling series (threads-2, threads-4, ...), by
-    # what they count, in the order of the file.
-    scaling = {}
-    for r in ours:
-        if "scaling" in r.meta:
-            scaling.setdefault(r.meta["scaling"], []).append(r)
-    for counted, members in scaling.items():
+    for counted, members in scaling_groups(ours).items():
         best, tied = winners(members, noise)
         lines.append("best %s count: %s (%s, %s)" % (
             best.meta["scaling_unit"],
@@ -487,6 +481,59 @@ def takeaways(rows, noise=None):
                      "outside the timed region, so for short batches that "
                      "least CPU is not a bound" % ", ".join(above))
     return lines
+
+
+def scaling_groups(rows):
+    """Models that state a scaling series (threads-2, threads-4, ...), by
+    what they count, in the order of the file."""
+    groups = {}
+    for r in rows:
+        if "scaling" in r.meta:
+            groups.setdefault(r.meta["scaling"], []).append(r)
+    return groups
+
+
+def decisions(rows, noise):
+    """{topic: the names the takeaways state as the winner, a tie's all}."""
+    ours = [r for r in rows if r.ours]
+    if not ours:
+        return {}
+    best, tied = winners(ours, noise)
+    found = {"fastest": {r.model for r in [best] + tied}}
+    for members in scaling_groups(ours).values():
+        best, tied = winners(members, noise)
+        found["best %s count" % best.meta["scaling_unit"]] = {
+            r.workers() for r in [best] + tied}
+    return found
+
+
+def agreement(first, other, workloads=None):
+    """How far two files of the same benchmarks agree: speedups within 10%
+    of each other (of those both have), and takeaways that contradict (a
+    winner, or tie, of one file that shares no name with the other's)."""
+    rows = [build_rows(suite, workloads) for suite in (first, other)]
+    noises = [noise_floor(suite) for suite in (first, other)]
+    close = total = 0
+    contradictions = []
+    for workload, group in rows[0].items():
+        other_group = {r.name: r for r in rows[1].get(workload, [])}
+        for row in group:
+            twin = other_group.get(row.name)
+            if row.ratio and twin is not None and twin.ratio:
+                total += 1
+                close += max(row.speedup, twin.speedup) <= 1.10 * min(
+                    row.speedup, twin.speedup)
+        if workload not in rows[1]:
+            continue
+        said = [decisions(g, n[1] if n else None)
+                for g, n in zip((group, rows[1][workload]), noises)]
+        for topic, names in said[0].items():
+            if topic in said[1] and not names & said[1][topic]:
+                contradictions.append("%s %s: %s against %s" % (
+                    workload, topic, ", ".join(map(str, sorted(names, key=str))),
+                    ", ".join(map(str, sorted(said[1][topic], key=str)))))
+    return {"speedups_within_10pct": close, "speedups": total,
+            "contradictions": contradictions}
 
 
 def winners(rows, noise):
@@ -623,9 +670,12 @@ def compare_rows(suites, paths, args):
 
 def render_compare(suites, paths, args):
     records = compare_rows(suites, paths, args)
+    agreements = [dict(agreement(suites[0], suite, args.workload), file=path)
+                  for suite, path in zip(suites[1:], paths[1:])]
     if args.format == "json":
         return json.dumps({"files": paths, "header": header_lines(suites, paths),
-                           "benchmarks": records}, indent=2)
+                           "benchmarks": records, "agreement": agreements},
+                          indent=2)
     labels = [os.path.splitext(os.path.basename(p))[0] for p in paths]
     headers = ["benchmark"]
     for i, label in enumerate(labels):
@@ -669,6 +719,15 @@ def render_compare(suites, paths, args):
     lines = header_lines(suites, paths)
     lines.append("")
     lines.append(table(headers, body, args.format))
+    lines.append("")
+    for found in agreements:
+        lines.append("%s against %s: %s; %s" % (
+            found["file"], paths[0],
+            "speedups within 10%% of each other: %d of %d"
+            % (found["speedups_within_10pct"], found["speedups"])
+            if found["speedups"] else "no speedup in both",
+            "takeaways: none contradicts" if not found["contradictions"] else
+            "takeaways that contradict: " + "; ".join(found["contradictions"])))
     return "\n".join(lines)
 
 

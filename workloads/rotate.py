@@ -32,7 +32,10 @@ class Rotate(Workload):
     PRESETS = {
         "quick": preset(["sequential", "threads-2", "processes-2-chunk-4",
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
-                        items=16, image_size=128),
+                        # Large enough that threads show what they do on
+                        # the default sizes (2x on 2 cores), small enough
+                        # for a smoke run.
+                        items=16, image_size=384),
         "default": preset(["sequential", "threads-2", "threads-4", "threads-8",
                            "threads-4-reuse", "processes-1-chunk-4",
                            "processes-2-chunk-4", "processes-4-chunk-4",
