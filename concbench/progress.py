@@ -7,6 +7,7 @@ import sys
 import time
 
 from concbench.thresholds import unstable_reasons
+from concbench.units import format_time
 
 
 def format_duration(seconds):
@@ -14,14 +15,6 @@ def format_duration(seconds):
     if seconds < 60:
         return "%ds" % seconds
     return "%dm%02ds" % divmod(seconds, 60)
-
-
-def format_time(seconds):
-    if seconds >= 1.0:
-        return "%.2f s" % seconds
-    if seconds >= 0.001:
-        return "%.3g ms" % (seconds * 1e3)
-    return "%.3g us" % (seconds * 1e6)
 
 
 def say(line):

@@ -28,6 +28,7 @@ import sys
 
 from concbench.stats import paired_ratio, quantile, unpaired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
+from concbench.units import format_time as fmt_time
 
 PROG = "report.py"
 FORMATS = ("text", "markdown", "csv", "json")
@@ -225,7 +226,8 @@ class Row:
                for value in run.values]
         if unstable_reasons(self.values, raw):
             self.flags.append("unstable")
-        if self.efficiency and self.efficiency > 1.0:
+        # Above 100% as shown (to the percent): the ideal was not a bound.
+        if self.efficiency and round(self.efficiency * 100) > 100:
             self.flags.append("above-ideal")
         if self.failures:
             self.flags.append("failures")
@@ -297,16 +299,6 @@ def is_tie(ratio, noise):
 
 
 # -- formatting ---------------------------------------------------------------
-
-def fmt_time(seconds):
-    if seconds is None:
-        return ""
-    if seconds >= 1.0:
-        return "%.2f s" % seconds
-    if seconds >= 0.001:
-        return "%.3g ms" % (seconds * 1e3)
-    return "%.3g us" % (seconds * 1e6)
-
 
 def fmt_mib(value):
     return "" if value is None else "%.1f" % (value / MIB)
