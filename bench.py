@@ -13,7 +13,11 @@ stops the run. The code is in the ``concbench`` package.
     ./bench.py --list
 """
 
-from concbench.cli import main
+from concbench import gil
+
+gil.watch()     # before any extension is imported: see concbench.gil
+
+from concbench.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,7 @@ import sys
 import time
 import traceback
 
+from concbench import gil
 from concbench.figures import BatchProbe, RunFigures
 from concbench.models.base import BatchClock
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
@@ -37,6 +38,7 @@ def run_batch(bench, prepared):
     items, reference, sync_fn, async_fn = prepared
     workload = bench.workload
     recorder = RunFigures.current
+    gil_before = gil.enabled()    # after prepare(): the libraries are imported
     try:
         speed = machine_probe()
         before = workload.before_batch()
@@ -58,6 +60,9 @@ def run_batch(bench, prepared):
     if recorder is not None:
         tree.counts.update(counts)
         tree.lows["probe_s"] = speed
+        tree.any_yes["gil_enabled"] = gil_before or gil.enabled()
+        if gil.GilWatch.modules:
+            tree.labels["gil_enabled_by"] = ",".join(gil.GilWatch.modules)
         recorder.add_batch(clock.elapsed, tree)
     return clock.elapsed
 

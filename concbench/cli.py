@@ -16,6 +16,7 @@ import sys
 
 import pyperf
 
+from concbench import gil
 from concbench.batches import time_batches
 from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
 from concbench.figures import HOOK_NAME
@@ -113,6 +114,38 @@ def provide_services(args, matrix):
 
 # -- metadata of the whole run ------------------------------------------------
 
+def force_gil(args):
+    """--gil on|off: the workers' PYTHON_GIL (pyperf passes it on)."""
+    if args.force_gil is None:
+        return
+    if not gil.free_threaded_build():
+        fail("--gil %s needs a free-threaded build (python3.13t or later); this "
+             "Python has the GIL always" % args.force_gil)
+    os.environ["PYTHON_GIL"] = "1" if args.force_gil == "on" else "0"
+
+
+def expected_gil(args):
+    """Whether the workers should run with the GIL."""
+    if not gil.free_threaded_build() or args.force_gil == "on":
+        return True
+    return args.force_gil != "off" and os.environ.get("PYTHON_GIL") == "1"
+
+
+def warn_gil(bench, expected):
+    """A worker whose GIL state was not the one asked for, once per benchmark."""
+    for run in bench.get_runs():
+        meta = run.get_metadata()
+        if meta.get("gil_enabled", "yes" if expected else "no") != (
+                "yes" if expected else "no"):
+            by = meta.get("gil_enabled_by")
+            say("WARNING: %s: the GIL was %s in its worker%s; its figures are "
+                "not those of the build asked for (flagged in the report)" % (
+                    bench.get_name(), "enabled" if meta["gil_enabled"] == "yes"
+                    else "disabled", " (re-enabled by importing %s)" % by if by else ""))
+            return True
+    return False
+
+
 def suite_metadata(args):
     import sysconfig
 
@@ -125,6 +158,8 @@ def suite_metadata(args):
         meta["scenario"] = preset["about"]
     if preset.get("scaled"):
         meta["scenario_scaled"] = preset["scaled"]
+    if args.force_gil:
+        meta["gil_forced"] = args.force_gil
     is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
     meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
         else "disabled"
@@ -188,6 +223,7 @@ def run_matrix(runner, args, matrix, results):
             else "interleaved rounds", args.order_seed,
             "" if runner.args.verbose else "; -v shows pyperf's output"))
     order = {bench.name: index for index, bench in enumerate(matrix)}
+    expected, warned = expected_gil(args), set()
     last_task = {index: position for position, (_, index) in enumerate(tasks)}
     for position, (round_number, index) in enumerate(tasks):
         bench = matrix[index]
@@ -202,6 +238,8 @@ def run_matrix(runner, args, matrix, results):
             run = filed(result, bench.name, round_number if round_number is None
                         else first + round_number)
             results.add(run, order)
+            if bench.name not in warned and warn_gil(run, expected):
+                warned.add(bench.name)
             progress.task_done(run, last_task[index] == position)
     if progress:
         summary = unstable_summary(results.suite)
@@ -230,6 +268,7 @@ def main():
     runner = make_runner()
     args = runner.argparser.parse_args()
     hard_limit = raise_nofile_limit()
+    force_gil(args)
     if not args.worker:
         try:
             check_output(args)
@@ -247,6 +286,9 @@ def main():
         fail("the selection is empty%s" % "".join("; " + line for line in left_out))
 
     results = None if args.worker else open_results(args, matrix, hard_limit)
+    if not args.worker:     # every check passed: say what will not run
+        for line in left_out:
+            say("%s: %s" % (PROG, line))
     runner.parse_args()
     plan_rounds(runner, args)
     if not args.no_run_figures:

@@ -30,15 +30,17 @@ class BatchFigures:
     """One batch's figures, by how they combine over the batches of a run:
     ``counts`` add up (seconds, items, failures), ``peaks`` keep the
     highest, ``lows`` the lowest, ``bases`` keep the first batch's,
-    ``labels`` are words."""
+    ``labels`` are words, ``any_yes`` are "yes" if any batch's was true
+    (else "no")."""
 
     def __init__(self, counts=None, peaks=None, bases=None, labels=None,
-                 lows=None):
+                 lows=None, any_yes=None):
         self.counts = dict(counts or {})
         self.peaks = dict(peaks or {})
         self.bases = dict(bases or {})
         self.labels = dict(labels or {})
         self.lows = dict(lows or {})
+        self.any_yes = dict(any_yes or {})
 
 
 class RunFigures:
@@ -61,6 +63,7 @@ class RunFigures:
         self.bases = {}
         self.labels = {}
         self.lows = {}
+        self.any_yes = {}
         self.timed = 0.0
 
     def __enter__(self):
@@ -82,12 +85,16 @@ class RunFigures:
         for key, value in figures.bases.items():
             self.bases.setdefault(key, value)
         self.labels.update(figures.labels)
+        for key, value in figures.any_yes.items():
+            self.any_yes[key] = self.any_yes.get(key, False) or bool(value)
 
     def figures(self):
         """The run's metadata keys, as pyperf will store them."""
         merged = {}
         for part in (self.counts, self.peaks, self.lows, self.bases, self.labels):
             merged.update(part)
+        merged.update((key, "yes" if value else "no")
+                      for key, value in self.any_yes.items())
         if "server_cpu" in self.counts and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.
             merged["server_busy"] = server_busy(self.counts["server_cpu"], self.timed)

@@ -169,6 +169,7 @@ def build_matrix(args, left_out=None):
     patterns = split(args.model) if args.model else None
     matrix = []
     preset_names = set()
+    unsupported = []
     for cls, (params, names) in selected:
         for param in cls.defaults():
             value = getattr(args, param, None)
@@ -185,10 +186,12 @@ def build_matrix(args, left_out=None):
             reason = model.supports(workload)
             if reason:
                 left_out.append("%s/%s: left out, %s" % (cls.name, model.name, reason))
+                unsupported.append(model.name)
             else:
                 matrix.append(Bench(workload, model))
     for pattern in patterns or ():
-        if not any(fnmatch.fnmatchcase(b.model.name, pattern) for b in matrix):
+        if not any(fnmatch.fnmatchcase(name, pattern)
+                   for name in [b.model.name for b in matrix] + unsupported):
             raise MatrixError("model pattern %r matches no model of preset %r; its "
                               "models are: %s" % (pattern, args.preset,
                                                   ", ".join(sorted(preset_names))))

@@ -14,7 +14,11 @@ from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "no_run_figures", "pyperf_order",
-             "order_seed", "rounds")
+             "order_seed", "rounds", "force_gil")
+
+
+# Our options whose flag is not their name.
+OWN_FLAGS = {"force_gil": "--gil"}
 
 
 def workload_options():
@@ -57,6 +61,9 @@ def add_options(parser):
     group.add_argument("--pyperf-order", action="store_true",
                        help="run all processes of a benchmark, then the next "
                        "(pyperf's order), instead of interleaved rounds")
+    group.add_argument("--gil", dest="force_gil", choices=("on", "off"),
+                       help="free-threaded builds: run the workers with the "
+                       "GIL forced on or off (PYTHON_GIL)")
     # The master's -p, for the workers (pyperf does not pass it on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
@@ -91,10 +98,11 @@ def forward_options(cmd, args):
     flags = {option.param: option.flag for option in workload_options()}
     for dest in SELECTION + tuple(flags):
         value = getattr(args, dest)
+        flag = flags.get(dest) or OWN_FLAGS.get(dest) or "--" + dest.replace("_", "-")
         if value is True:
-            cmd.append("--" + dest.replace("_", "-"))
+            cmd.append(flag)
         elif value is not None and value is not False:
-            cmd.extend((flags.get(dest) or "--" + dest.replace("_", "-"), str(value)))
+            cmd.extend((flag, str(value)))
 
 
 def preset_from_argv(argv):

@@ -253,6 +253,7 @@ def build_rows(suite, workloads=None):
             continue
         groups.setdefault(row.workload, []).append(row)
     cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
+    usual = usual_gil(suite)
     for group in groups.values():
         reference = next((r for r in group
                           if r.model == r.meta.get("reference_model")), None)
@@ -268,6 +269,8 @@ def build_rows(suite, workloads=None):
             side = row.is_async() if row.meta.get("workload_kind") == "io" else None
             row.compute_ideal(reference, cpu_count, least.get(side))
             row.compute_flags()
+            if usual and any(m.get("gil_enabled", usual) != usual for m in row.runs):
+                row.flags.append("gil")
     return groups
 
 
@@ -289,6 +292,44 @@ def noise_floor(suite):
     medians = [statistics.median(values) for values in by_round.values()]
     return (max(medians) / min(medians) - 1,
             quantile(probes, 0.9) / quantile(probes, 0.1) - 1)
+
+
+def gil_runs(suite):
+    """Each run's gil_enabled ("yes"/"no"), and the modules that re-enabled it."""
+    states, by = [], []
+    for bench in suite.get_benchmarks():
+        for run in bench.get_runs():
+            meta = run.get_metadata()
+            if "gil_enabled" in meta:
+                states.append(meta["gil_enabled"])
+                by.extend(m for m in meta.get("gil_enabled_by", "").split(",")
+                          if m and m not in by)
+    return states, by
+
+
+def usual_gil(suite):
+    """The GIL state of most runs of the file, or None if none recorded it."""
+    states, _ = gil_runs(suite)
+    if not states:
+        return None
+    return max(("yes", "no"), key=states.count)
+
+
+def gil_state(suite):
+    """One line: the GIL state the runs recorded."""
+    states, by = gil_runs(suite)
+    if not states:
+        return ""
+    enabled = states.count("yes")
+    if enabled == len(states):
+        text = "enabled in every run"
+    elif not enabled:
+        text = "disabled in every run"
+    else:
+        text = "enabled in %d of %d runs (flagged gil)" % (enabled, len(states))
+    if by:
+        text += "; re-enabled by importing %s" % ", ".join(by)
+    return text
 
 
 def is_tie(ratio, noise):
@@ -412,6 +453,9 @@ def header_lines(suites, paths):
                          "%.0f%% between runs (a fixed probe before every batch); "
                          "differences below ~%.0f%%, or whose interval holds 1, "
                          "are ties" % (noise[0] * 100, noise[1] * 100, noise[1] * 100))
+        state = gil_state(suite)
+        if state:
+            lines.append("  GIL: " + state)
         order = meta.get("order")
         if order:
             lines.append("  order: %s%s" % (

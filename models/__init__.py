@@ -16,6 +16,7 @@ FAMILIES = [
     ".tasks:Tasks",
     ".serial:Serial",
     ".hybrid:Hybrid",
+    ".eager:Eager",
 ]
 
 

@@ -93,6 +93,29 @@ def test_two_versions_compare(tmp_path):
         assert "%s.json: cpython %s." % (env, version) in out
     assert "%s MiB" % envs[0] in out and "memory change" in out
 
+    # The eager task factory: run and verified where it exists (3.12+),
+    # left out with its reason where it does not.
+    for env, version in zip(envs, (oldest, newest)):
+        python = str(ROOT / ".tox" / env / "bin" / "python")
+        out = tmp_path / ("eager-%s.json" % env)
+        eager = subprocess.run(
+            [python, str(ROOT / "bench.py"), "--preset", "quick", "--workload",
+             "sleep", "--model", "sequential,asyncio-eager,uvloop-eager", "--items",
+             "12"] + TINY_RUNNER + ["-o", str(out)],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert eager.returncode == 0, eager.stderr
+        ran = pyperf.BenchmarkSuite.load(str(out)).get_benchmark_names()
+        if tuple(map(int, version.split("."))) >= (3, 12):
+            assert ran == ["sleep/sequential", "sleep/asyncio-eager",
+                           "sleep/uvloop-eager"]
+            for bench in pyperf.BenchmarkSuite.load(str(out)).get_benchmarks():
+                for figures in (r.get_metadata() for r in bench.get_runs() if r.values):
+                    assert figures["items"] == 12 and figures["failures"] == 0
+        else:
+            assert ran == ["sleep/sequential"]
+            assert ("sleep/asyncio-eager: left out, the eager task factory needs "
+                    "Python 3.12 or later") in eager.stderr
+
     # A second run keeps the first one's file.
     again = tox(["-e", envs[0], "--"] + TINY_SELECTION + TINY_RUNNER
                 + ["--workload", "sleep"], tmp_path)

@@ -21,6 +21,7 @@ MODELS = [
     "processes-2-chunk-2",
     "processes-2-chunk-1-reuse",
     "processes-1-chunk-3-spawn",
+    "processes-2-chunk-2-forkserver",
     "asyncio",
     "uvloop",
     "asyncio-limit-2",

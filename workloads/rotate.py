@@ -40,6 +40,8 @@ class Rotate(Workload):
                            "threads-4-reuse", "processes-1-chunk-4",
                            "processes-2-chunk-4", "processes-4-chunk-4",
                            "processes-2-chunk-1", "processes-2-chunk-4-reuse",
+                           # Python 3.14's default start method on Linux.
+                           "processes-2-chunk-4-forkserver",
                            "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
                            "hybrid-4"], items=64, image_size=384),
         "full": preset(["sequential"]

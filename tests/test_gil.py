@@ -1,0 +1,80 @@
+"""The GIL's state per run, --gil, and the eager and forkserver models."""
+
+import sys
+import warnings
+
+import pyperf
+import pytest
+
+from concbench import gil, models, workloads
+from concbench.matrix import build_matrix
+from concbench.options import parser
+from conftest import TINY_RUNNER, run_bench
+
+FREE_THREADED = gil.free_threaded_build()
+
+
+def test_every_run_records_the_gil_state(tmp_path):
+    proc = run_bench(["--preset", "quick", "--workload", "sleep,rotate", "--model",
+                      "sequential,threads-2", "--items", "4", "--image-size", "32"]
+                     + TINY_RUNNER + ["-o", "g.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    expected = "yes" if gil.enabled() and not FREE_THREADED else None
+    for bench in pyperf.BenchmarkSuite.load(str(tmp_path / "g.json")).get_benchmarks():
+        for run in bench.get_runs():
+            state = run.get_metadata()["gil_enabled"]
+            assert state in ("yes", "no")
+            if expected:
+                assert state == expected
+
+
+def test_the_import_that_re_enabled_the_gil_is_named():
+    gil.watch()
+    before = list(gil.GilWatch.modules)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("The global interpreter lock (GIL) has been enabled to load "
+                      "module 'fake._ext', which has not declared that it can run "
+                      "safely without the GIL. To override this behavior and keep "
+                      "the GIL disabled (at your own risk), run with PYTHON_GIL=0 "
+                      "or -Xgil=0.", RuntimeWarning)
+    assert gil.GilWatch.modules == before + ["fake._ext"]
+    gil.GilWatch.modules[:] = before
+
+
+@pytest.mark.skipif(FREE_THREADED, reason="a GIL build refuses --gil")
+@pytest.mark.parametrize("state", ["on", "off"])
+def test_gil_option_refused_on_a_gil_build(tmp_path, state):
+    proc = run_bench(["--gil", state, "--workload", "sleep"] + TINY_RUNNER
+                     + ["-o", "x.json"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "bench.py: error: --gil %s needs a free-threaded build (python3.13t or "
+        "later); this Python has the GIL always" % state]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_eager_models_parse_and_say_where_they_cannot_run():
+    model = models.parse("uvloop-eager")
+    assert model.name == "uvloop-eager" and model.item_side == "async"
+    assert model.metadata()["concurrency"] == "unbounded"
+    reason = model.supports(workloads.get("sleep")())
+    if sys.version_info < (3, 12):
+        assert reason == "the eager task factory needs Python 3.12 or later"
+        left_out = []
+        matrix = build_matrix(parser().parse_args(
+            ["--preset", "default", "--workload", "sleep"]), left_out)
+        assert "sleep/asyncio-eager" not in [b.name for b in matrix]
+        assert ("sleep/asyncio-eager: left out, the eager task factory needs "
+                "Python 3.12 or later") in left_out
+    else:
+        assert reason == ""
+    with pytest.raises(models.ModelError, match="asyncio-eager or uvloop-eager"):
+        models.parse("asyncio-eager-2")
+
+
+def test_default_preset_has_a_forkserver_pool_beside_fork():
+    names = [b.name for b in build_matrix(parser().parse_args(
+        ["--preset", "default", "--workload", "rotate"]))]
+    assert "rotate/processes-2-chunk-4" in names
+    assert "rotate/processes-2-chunk-4-forkserver" in names
