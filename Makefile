@@ -43,12 +43,15 @@ test: $(STAMP)
 
 venv: $(STAMP)
 
+# Builds with the GIL also get the packages that have no free-threaded wheel.
+EXTRAS = $(shell $(PYTHON) -c 'import sysconfig; print("test" if sysconfig.get_config_var("Py_GIL_DISABLED") else "test,gil-build")' 2>/dev/null)
+
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "error: $(PYTHON) is older than Python 3.10; run make PYTHON=python3.X" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
-		-c constraints.txt -e '.[test]'
+		-c constraints.txt -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 clean:

@@ -46,30 +46,55 @@ def main():
     parser.add_argument("--port", type=int, default=8080,
                         help="port, 0 for a free one (default: %(default)s)")
     parser.add_argument("--backlog", type=int, default=8192)
+    parser.add_argument("--server", choices=("auto", "granian", "aiohttp"),
+                        default=os.environ.get("CONCBENCH_SERVER", "auto"),
+                        help="granian (RSGI), aiohttp.web, or auto: granian "
+                        "where it is installed (default: %(default)s)")
     args = parser.parse_args()
     if not 0 <= args.port <= 65535:
         parser.error("--port must be in [0, 65535]")
     raise_nofile_limit()
 
+    port = args.port or free_port(args.host)
+    host = "[%s]" % args.host if ":" in args.host else args.host
+    os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
+    threading.Thread(target=announce_when_ready,
+                     args=("http://%s:%d" % (host, port),), daemon=True).start()
+    serve = serve_aiohttp if args.server == "aiohttp" or (
+        args.server == "auto" and not granian_installed()) else serve_granian
+    try:
+        serve(args, port)
+    except OSError as exc:
+        print("python -m concbench.servers: error: %s" % exc, file=sys.stderr)
+        sys.exit(2)
+
+
+def granian_installed():
+    import importlib.util
+    return importlib.util.find_spec("granian") is not None
+
+
+def serve_granian(args, port):
     from granian.constants import HTTPModes, Interfaces, Loops, RuntimeModes
     from granian.log import LogLevels
     from granian.server import Server
 
-    port = args.port or free_port(args.host)
-    host = "[%s]" % args.host if ":" in args.host else args.host
-    os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
-    server = Server(__package__ + ".app:app", address=args.host, port=port,
-                    interface=Interfaces.RSGI, workers=1,
-                    runtime_mode=RuntimeModes.st, loop=Loops.uvloop,
-                    http=HTTPModes.http1, websockets=False, backlog=args.backlog,
-                    log_level=LogLevels.warning)
-    threading.Thread(target=announce_when_ready,
-                     args=("http://%s:%d" % (host, port),), daemon=True).start()
-    try:
-        server.serve()
-    except OSError as exc:
-        print("python -m concbench.servers: error: %s" % exc, file=sys.stderr)
-        sys.exit(2)
+    Server(__package__ + ".app:app", address=args.host, port=port,
+           interface=Interfaces.RSGI, workers=1, runtime_mode=RuntimeModes.st,
+           loop=Loops.uvloop, http=HTTPModes.http1, websockets=False,
+           backlog=args.backlog, log_level=LogLevels.warning).serve()
+
+
+def serve_aiohttp(args, port):
+    """One process, one uvloop event loop, as granian's single worker."""
+    from aiohttp import web
+
+    from .aiohttp_app import make_app
+
+    import uvloop
+    uvloop.install()
+    web.run_app(make_app(), host=args.host, port=port, backlog=args.backlog,
+                print=None, access_log=None, handle_signals=True)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
-"""The RSGI application of the load server, served by granian.
+"""The load server's application: what each endpoint answers, and its counts.
 
-granian was chosen by measured CPU per request (README, "The load server"):
-on the same 4,000 requests at concurrency 100 from an aiohttp client,
-aiohttp.web on uvloop used 115-155 us of CPU per request and granian's RSGI
-interface 60-105 us.
+``LoadServer.respond`` knows the endpoints and counts what it serves; two
+thin adapters serve it: ``app`` here, for granian's RSGI interface (chosen
+by measured CPU per request, README "The load server": on the same 4,000
+requests at concurrency 100 from an aiohttp client, aiohttp.web on uvloop
+used 115-155 us of CPU per request and granian's RSGI interface 60-105 us),
+and ``aiohttp_app``, for interpreters granian publishes no wheel for (the
+free-threaded builds).
 
 Fault injection for tests, read from the environment of the server process:
 CONCBENCH_SERVER_FAIL_EVERY=N answers 500 to every N-th /work request;
@@ -35,13 +38,29 @@ def payload(size, _cache={}):
     return body
 
 
-def request_size(scope):
-    """Bytes of an HTTP/1.1 request head as sent (GET requests have no body)."""
-    target = scope.path + ("?" + scope.query_string if scope.query_string else "")
-    size = len(scope.method) + len(target) + len(scope.http_version) + 9
-    for name, value in scope.headers.items():
+def head_size(method, target, version, headers):
+    """Bytes of an HTTP/1.1 request head as sent (GET requests have no body):
+    request line (``version`` without "HTTP/"), headers as (name, value)
+    pairs, blank line."""
+    size = len(method) + len(target) + len(version) + 9
+    for name, value in headers:
         size += len(name) + len(value) + 4
     return size + 2
+
+
+class Request:
+    """What the application needs of a request, whichever server parsed it."""
+
+    def __init__(self, path, query_string, headers, client, host, size):
+        self.path, self.query_string = path, query_string
+        self.headers, self.client, self.host, self.size = headers, client, host, size
+
+
+class Reply:
+    """What to answer: ``drop`` sends half the body, then aborts."""
+
+    def __init__(self, status, headers, body, drop=False):
+        self.status, self.headers, self.body, self.drop = status, headers, body, drop
 
 
 class BadRequest(Exception):
@@ -59,46 +78,43 @@ def number(text, kind, low, high, what):
 
 
 class LoadServer:
-    def __init__(self, fail_every=0, drop_every=0):
+    def __init__(self, fail_every=0, drop_every=0, software=""):
         self.fail_every = fail_every
         self.drop_every = drop_every
+        self.software = software
         self.requests = 0
         self.work_requests = 0
         self.bytes_sent = 0
         self.bytes_received = 0
 
-    async def __rsgi__(self, scope, protocol):
-        path = scope.path
-        if path != "/stats":
-            self.bytes_received += request_size(scope)
+    async def respond(self, request):
+        path = request.path
+        if path == "/stats":
+            # Not counted: reading the figures must not change them.
+            return Reply(200, JSON, json.dumps(self.stats()).encode())
+        self.bytes_received += request.size
         try:
             if path == "/work":
-                await self.work(scope, protocol)
+                reply = await self.work(request)
             elif path.startswith("/delay/"):
-                await self.delay(scope, protocol, path[len("/delay/"):])
+                await asyncio.sleep(number(path[len("/delay/"):], float, 0, MAX_DELAY,
+                                           "delay"))
+                reply = Reply(200, JSON, json.dumps(self.describe(request)).encode())
             elif path.startswith("/bytes/"):
                 size = number(path[len("/bytes/"):], int, 0, MAX_SIZE, "n")
-                self.send(protocol, 200, OCTETS, payload(size))
+                reply = Reply(200, OCTETS, payload(size))
             elif path == "/get":
-                self.send_json(protocol, self.describe(scope))
-            elif path == "/stats":
-                # Not counted: reading the figures must not change them.
-                protocol.response_bytes(200, JSON, json.dumps(self.stats()).encode())
+                reply = Reply(200, JSON, json.dumps(self.describe(request)).encode())
             else:
-                self.send(protocol, 404, TEXT, b"not found\n")
+                reply = Reply(404, TEXT, b"not found\n")
         except BadRequest as exc:
-            self.send(protocol, 400, TEXT, str(exc).encode() + b"\n")
-
-    def send(self, protocol, status, headers, body):
+            reply = Reply(400, TEXT, str(exc).encode() + b"\n")
         self.requests += 1
-        self.bytes_sent += len(body)
-        protocol.response_bytes(status, headers, body)
+        self.bytes_sent += 0 if reply.drop else len(reply.body)
+        return reply
 
-    def send_json(self, protocol, data):
-        self.send(protocol, 200, JSON, json.dumps(data).encode())
-
-    async def work(self, scope, protocol):
-        query = dict(parse_qsl(scope.query_string))
+    async def work(self, request):
+        query = dict(parse_qsl(request.query_string))
         latency = number(query.get("latency_ms", "0"), float, 0, MAX_DELAY * 1000,
                          "latency_ms")
         size = number(query.get("size", "0"), int, 0, MAX_SIZE, "size")
@@ -107,29 +123,19 @@ class LoadServer:
         if latency:
             await asyncio.sleep(latency / 1000.0)
         if self.fail_every and count % self.fail_every == 0:
-            self.send(protocol, 500, TEXT, b"injected failure\n")
-        elif self.drop_every and count % self.drop_every == 0:
-            self.requests += 1
-            body = payload(size)
-            stream = protocol.response_stream(
-                200, OCTETS + [("content-length", str(len(body)))])
-            await stream.send_bytes(body[:len(body) // 2])
-            raise ConnectionAbortedError("injected connection drop")
-        else:
-            self.send(protocol, 200, OCTETS, payload(size))
+            return Reply(500, TEXT, b"injected failure\n")
+        if self.drop_every and count % self.drop_every == 0:
+            return Reply(200, OCTETS, payload(size), drop=True)
+        return Reply(200, OCTETS, payload(size))
 
-    async def delay(self, scope, protocol, seconds):
-        await asyncio.sleep(number(seconds, float, 0, MAX_DELAY, "delay"))
-        self.send_json(protocol, self.describe(scope))
-
-    def describe(self, scope):
-        host = dict(scope.headers.items()).get("host", scope.server)
-        url = "http://%s%s" % (host, scope.path)
-        if scope.query_string:
-            url += "?" + scope.query_string
-        return {"args": dict(parse_qsl(scope.query_string)),
-                "headers": {k.title(): v for k, v in scope.headers.items()},
-                "origin": scope.client.rsplit(":", 1)[0], "url": url}
+    def describe(self, request):
+        host = request.headers.get("host", request.host)
+        url = "http://%s%s" % (host, request.path)
+        if request.query_string:
+            url += "?" + request.query_string
+        return {"args": dict(parse_qsl(request.query_string)),
+                "headers": {k.title(): v for k, v in request.headers.items()},
+                "origin": request.client.rsplit(":", 1)[0], "url": url}
 
     def stats(self):
         # process_time() is this process's CPU in every thread (granian's
@@ -146,9 +152,55 @@ class LoadServer:
                 pass
         return {"requests": self.requests, "bytes_sent": self.bytes_sent,
                 "bytes_received": self.bytes_received,
-                "cpu_seconds": seconds, "pid": os.getpid()}
+                "cpu_seconds": seconds, "pid": os.getpid(),
+                "server": self.software, "python": python_build()}
 
 
-app = LoadServer(
-    fail_every=int(os.environ.get("CONCBENCH_SERVER_FAIL_EVERY", "0")),
-    drop_every=int(os.environ.get("CONCBENCH_SERVER_DROP_EVERY", "0")))
+def python_build():
+    """3.13.5, or 3.13.5t for a free-threaded build."""
+    import platform
+    import sysconfig
+    return platform.python_version() + (
+        "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+
+
+def software(distribution, interface):
+    import importlib.metadata
+    return "%s %s (%s)" % (distribution, importlib.metadata.version(distribution),
+                           interface)
+
+
+def from_environment(name):
+    """The load server, with the fault injection its environment asks for."""
+    return LoadServer(
+        fail_every=int(os.environ.get("CONCBENCH_SERVER_FAIL_EVERY", "0")),
+        drop_every=int(os.environ.get("CONCBENCH_SERVER_DROP_EVERY", "0")),
+        software=name)
+
+
+class RsgiApp:
+    """The RSGI adapter, for granian."""
+
+    def __init__(self):
+        self.server = None
+
+    async def __rsgi__(self, scope, protocol):
+        if self.server is None:
+            self.server = from_environment(software("granian", "RSGI"))
+        target = scope.path + ("?" + scope.query_string if scope.query_string else "")
+        headers = dict(scope.headers.items())
+        request = Request(scope.path, scope.query_string, headers, scope.client,
+                          scope.server, head_size(scope.method, target,
+                                                  scope.http_version,
+                                                  scope.headers.items()))
+        reply = await self.server.respond(request)
+        if not reply.drop:
+            protocol.response_bytes(reply.status, reply.headers, reply.body)
+            return
+        stream = protocol.response_stream(
+            reply.status, reply.headers + [("content-length", str(len(reply.body)))])
+        await stream.send_bytes(reply.body[:len(reply.body) // 2])
+        raise ConnectionAbortedError("injected connection drop")
+
+
+app = RsgiApp()

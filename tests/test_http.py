@@ -143,11 +143,16 @@ def test_keepalive_off_opens_a_connection_per_request(server, model_name):
     assert summary["failures"] == 0 and summary["bytes_in"] == 90
 
 
-@pytest.fixture(scope="module")
-def faulty_server():
+@pytest.fixture(scope="module", params=["granian", "aiohttp"])
+def faulty_server(request):
+    """The load server on granian, and on aiohttp.web (where granian has no
+    wheel): the same answers, the same counts."""
     local = LocalServer(env={"CONCBENCH_SERVER_FAIL_EVERY": "5",
-                             "CONCBENCH_SERVER_DROP_EVERY": "7"})
-    yield local.start()
+                             "CONCBENCH_SERVER_DROP_EVERY": "7",
+                             "CONCBENCH_SERVER": request.param})
+    url = local.start()
+    assert stats(url)["server"].startswith(request.param + " ")
+    yield url
     local.stop()
 
 
@@ -276,3 +281,26 @@ def test_too_low_descriptor_limit_is_reported_before_starting(tmp_path):
         "bench.py: error: http/asyncio keeps up to 1000 connections open, but the "
         "hard limit on open files is 256; raise it (ulimit -Hn, or limits.conf) "
         "or lower the concurrency")
+
+
+def test_aiohttp_server_serves_a_verified_run_and_is_recorded(tmp_path):
+    """Without granian (free-threaded builds) the load server runs on
+    aiohttp.web, and the results say which server served them."""
+    import os
+
+    env = dict(os.environ, CONCBENCH_SERVER="aiohttp")
+    proc = subprocess.run([sys.executable, BENCH] + HTTP_TINY
+                          + ["--model", "sequential,asyncio", "--items", "20"]
+                          + TINY_RUNNER + ["-o", "a.json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    import pyperf
+    for bench in pyperf.BenchmarkSuite.load(str(tmp_path / "a.json")).get_benchmarks():
+        meta = bench.get_metadata()
+        assert meta["http_server"].startswith("aiohttp ")
+        assert meta["http_server_python"].split(".")[0] == "3"
+        for run in bench.get_runs():
+            figures = run.get_metadata()
+            assert figures["failures"] == 0 and figures["server_requests"] == 20
+            assert figures["bytes_out"] > 0

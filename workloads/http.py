@@ -353,4 +353,10 @@ class Http(Workload):
         meta["server_busy_limit"] = SERVER_BUSY_LIMIT
         if not meta["server_url"]:
             del meta["server_url"]
+        # Which server answered, on which Python (this suite's server says).
+        stats = read_server_stats(self.base) if self.base else None
+        for key in ("server", "python"):
+            if stats and stats.get(key):
+                meta["http_server" if key == "server" else "http_server_python"] = \
+                    stats[key]
         return meta
