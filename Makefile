@@ -11,7 +11,11 @@ OUT := $(RESULTS)/bench-$(shell date +%Y%m%d-%H%M%S).json
 endif
 
 # Interpreters for `make versions`: those on PATH first, then pyenv's own
-# (its shims hide the versions that are not global).
+# (its shims hide the versions that are not global), free-threaded ones
+# included. FIND_LINKS: a folder of wheels built for a free-threaded Python
+# whose packages publish none (by default the one kept beside the checkout
+# for CPython 3.13t, if there is one; pip also reads PIP_FIND_LINKS).
+FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(wildcard $(abspath ../shared/python/wheels-cp313t)))
 PYENV_BINS := $(wildcard $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.*/bin)
 empty :=
 space := $(empty) $(empty)
@@ -27,7 +31,8 @@ bench: $(STAMP)
 # Every Python version found runs the same preset (tox.ini), one after the
 # other, then pyperf compare_to and report.py compare them.
 versions: $(STAMP)
-	PATH="$(VERSIONS_PATH)" $(BIN)/tox $(TOX_ARGS)
+	PATH="$(VERSIONS_PATH)" $(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)") \
+		$(BIN)/tox $(TOX_ARGS)
 
 # One of the seeds' experiments (presets.SCENARIOS), then its report:
 # make scenario NAME=seeds-003-io   (seeds-004 also needs DB_URL=postgresql://...)

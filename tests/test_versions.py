@@ -126,6 +126,55 @@ def test_two_versions_compare(tmp_path):
     assert pyperf.BenchmarkSuite.load(kept[0]).get_benchmark_names() == names[0]
 
 
+def free_threaded_interpreter():
+    """(tox environment, path) of a free-threaded Python found here, or None."""
+    for minor in (14, 13):
+        name = "python3.%dt" % minor
+        path = shutil.which(name, path=search_path())
+        candidates = [path] if path else []
+        candidates += [os.path.join(d, name) for d in pyenv_bins()]
+        for candidate in candidates:
+            if candidate and os.path.exists(candidate):
+                return "py3%dt" % minor, candidate
+    return None
+
+
+def test_free_threaded_build_runs_without_the_gil(tmp_path):
+    found = free_threaded_interpreter()
+    if found is None:
+        skip_or_fail("the free-threaded path needs python3.13t or python3.14t; "
+                     "none found (on PATH or under pyenv)")
+    env, _ = found
+    proc = tox(["-e", env, "--", "--workload", "sleep,encode,http", "--model",
+                "sequential,threads-2,asyncio", "--items", "12"] + TINY_RUNNER,
+               tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / ("%s.json" % env)))
+    assert len(suite.get_benchmark_names()) == 9
+    for bench in suite.get_benchmarks():
+        meta = bench.get_metadata()
+        assert meta["free_threaded_build"] == "yes"
+        if meta["workload"] == "http":    # granian has no wheel there
+            assert meta["http_server"].startswith("aiohttp ")
+            assert meta["http_server_python"].endswith("t")
+        for run in bench.get_runs():
+            figures = run.get_metadata()
+            assert figures["gil_enabled"] == "no", (bench.get_name(), figures)
+            assert "gil_enabled_by" not in figures
+    # The same binary with the GIL forced on.
+    python = str(ROOT / ".tox" / env / "bin" / "python")
+    forced = subprocess.run([python, str(ROOT / "bench.py"), "--gil", "on",
+                             "--preset", "quick", "--workload", "encode", "--model",
+                             "sequential,threads-2", "--items", "50"] + TINY_RUNNER
+                            + ["-o", str(tmp_path / "on.json")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert forced.returncode == 0, forced.stderr
+    on = pyperf.BenchmarkSuite.load(str(tmp_path / "on.json"))
+    assert on.get_metadata()["gil_forced"] == "on"
+    assert {r.get_metadata()["gil_enabled"] for b in on.get_benchmarks()
+            for r in b.get_runs()} == {"yes"}
+
+
 def test_keep_earlier_moves_the_old_file_aside(tmp_path):
     args = ["--workload", "sleep", "--model", "sequential", "--items", "3"] + TINY_RUNNER
     first = run_bench(args + ["-o", "out.json"], tmp_path)
