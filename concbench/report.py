@@ -679,7 +679,8 @@ def compare_rows(suites, paths, args):
     for name in names:
         present = [rows.get(name) for rows in per_file]
         ref = present[0]
-        record = {"benchmark": name, "files": []}
+        record = {"benchmark": name, "files": [],
+                  "workload": next(r for r in present if r is not None).workload}
         for path, row in zip(paths, present):
             entry = {"file": path}
             if row is not None:
@@ -708,10 +709,11 @@ def render_compare(suites, paths, args):
     records = compare_rows(suites, paths, args)
     agreements = [dict(agreement(suites[0], suite, args.workload), file=path)
                   for suite, path in zip(suites[1:], paths[1:])]
+    best = best_per_file(suites, paths, args.workload)
     if args.format == "json":
         return json.dumps({"files": paths, "header": header_lines(suites, paths),
-                           "benchmarks": records, "agreement": agreements},
-                          indent=2)
+                           "benchmarks": records, "best": best,
+                           "agreement": agreements}, indent=2)
     labels = [os.path.splitext(os.path.basename(p))[0] for p in paths]
     headers = ["benchmark"]
     for i, label in enumerate(labels):
@@ -723,7 +725,7 @@ def render_compare(suites, paths, args):
             headers.append("memory change")
     body = []
     for record in records:
-        row = [record["benchmark"]]
+        row = [record["workload"], record["benchmark"]]
         for i, entry in enumerate(record["files"]):
             if "mean_s" not in entry:
                 row.extend([""] * (2 if not i else 4))
@@ -753,8 +755,18 @@ def render_compare(suites, paths, args):
                     "" if entry.get(k) is None else entry.get(k) for k in keys])
         return out.getvalue().rstrip("\n")
     lines = header_lines(suites, paths)
-    lines.append("")
-    lines.append(table(headers, body, args.format))
+    # One table per workload (a version's or a build's change reads per
+    # workload), then each file's best model of it.
+    for workload in dict.fromkeys(row[0] for row in body):
+        lines.append("")
+        lines.append("## %s" % workload if args.format == "markdown" else workload)
+        lines.append("")
+        lines.append(table(headers, [row[1:] for row in body if row[0] == workload],
+                           args.format))
+        lines.append("")
+        lines.append(("- " if args.format == "markdown" else "  * ") + "best: " + "; ".join(
+            "%s %s" % (label, ", ".join(best[workload].get(path, [])) or "-")
+            for label, path in zip(labels, paths)))
     lines.append("")
     for found in agreements:
         lines.append("%s against %s: %s; %s" % (
@@ -765,6 +777,19 @@ def render_compare(suites, paths, args):
             "takeaways: none contradicts" if not found["contradictions"] else
             "takeaways that contradict: " + "; ".join(found["contradictions"])))
     return "\n".join(lines)
+
+
+def best_per_file(suites, paths, workloads=None):
+    """{workload: {file: the fastest model, or the models tied with it}}."""
+    best = {}
+    for suite, path in zip(suites, paths):
+        noise = noise_floor(suite)
+        for workload, rows in build_rows(suite, workloads).items():
+            ours = [r for r in rows if r.ours] or rows
+            fastest, tied = winners(ours, noise[1] if noise else None)
+            best.setdefault(workload, {})[path] = [
+                r.model for r in sorted([fastest] + tied, key=lambda r: r.position)]
+    return best
 
 
 def describe_change(text, significant):
