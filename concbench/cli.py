@@ -160,6 +160,7 @@ def suite_metadata(args):
         meta["scenario_scaled"] = preset["scaled"]
     if args.force_gil:
         meta["gil_forced"] = args.force_gil
+    meta["gil_expected"] = "yes" if expected_gil(args) else "no"
     is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
     meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
         else "disabled"

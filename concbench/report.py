@@ -308,10 +308,16 @@ def gil_runs(suite):
 
 
 def usual_gil(suite):
-    """The GIL state of most runs of the file, or None if none recorded it."""
+    """The GIL state the file's runs should have (``gil_expected``: on a
+    free-threaded build off, unless --gil on or PYTHON_GIL=1 asked for it),
+    or, in files without it, the state of most runs; None if no run
+    recorded it."""
     states, _ = gil_runs(suite)
     if not states:
         return None
+    expected = suite.get_metadata().get("gil_expected")
+    if expected:
+        return expected
     return max(("yes", "no"), key=states.count)
 
 
@@ -326,7 +332,10 @@ def gil_state(suite):
     elif not enabled:
         text = "disabled in every run"
     else:
-        text = "enabled in %d of %d runs (flagged gil)" % (enabled, len(states))
+        text = "enabled in %d of %d runs" % (enabled, len(states))
+    usual = usual_gil(suite)
+    if any(state != usual for state in states):
+        text += " (expected %s: flagged gil)" % ("on" if usual == "yes" else "off")
     if by:
         text += "; re-enabled by importing %s" % ", ".join(by)
     return text

@@ -7,7 +7,7 @@ import pyperf
 import pytest
 
 from concbench import gil, models, workloads
-from concbench.matrix import build_matrix
+from concbench.matrix import MatrixError, build_matrix
 from concbench.options import parser
 from conftest import TINY_RUNNER, run_bench
 
@@ -67,6 +67,10 @@ def test_eager_models_parse_and_say_where_they_cannot_run():
         assert "sleep/asyncio-eager" not in [b.name for b in matrix]
         assert ("sleep/asyncio-eager: left out, the eager task factory needs "
                 "Python 3.12 or later") in left_out
+        with pytest.raises(MatrixError, match="asyncio-eager cannot run sleep: the "
+                           "eager task factory needs Python 3.12 or later"):
+            build_matrix(parser().parse_args(
+                ["--workload", "sleep", "--model", "sequential,asyncio-eager"]))
     else:
         assert reason == ""
     with pytest.raises(models.ModelError, match="asyncio-eager or uvloop-eager"):

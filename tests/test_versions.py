@@ -2,6 +2,7 @@
 and pyperf compare_to and report.py accept the pair."""
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -103,18 +104,24 @@ def test_two_versions_compare(tmp_path):
              "sleep", "--model", "sequential,asyncio-eager,uvloop-eager", "--items",
              "12"] + TINY_RUNNER + ["-o", str(out)],
             cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert eager.returncode == 0, eager.stderr
-        ran = pyperf.BenchmarkSuite.load(str(out)).get_benchmark_names()
         if tuple(map(int, version.split("."))) >= (3, 12):
+            assert eager.returncode == 0, eager.stderr
+            ran = pyperf.BenchmarkSuite.load(str(out)).get_benchmark_names()
             assert ran == ["sleep/sequential", "sleep/asyncio-eager",
                            "sleep/uvloop-eager"]
             for bench in pyperf.BenchmarkSuite.load(str(out)).get_benchmarks():
                 for figures in (r.get_metadata() for r in bench.get_runs() if r.values):
                     assert figures["items"] == 12 and figures["failures"] == 0
-        else:
-            assert ran == ["sleep/sequential"]
-            assert ("sleep/asyncio-eager: left out, the eager task factory needs "
-                    "Python 3.12 or later") in eager.stderr
+        else:   # named outright: refused; in a preset: left out, said
+            assert eager.returncode == 2 and not out.exists()
+            assert eager.stderr.strip().splitlines() == [
+                "bench.py: error: asyncio-eager cannot run sleep: the eager task "
+                "factory needs Python 3.12 or later"]
+            listed = subprocess.run(
+                [python, str(ROOT / "bench.py"), "--workload", "sleep", "--list"],
+                cwd=tmp_path, capture_output=True, text=True, timeout=300)
+            assert ("# sleep/asyncio-eager: left out, the eager task factory needs "
+                    "Python 3.12 or later") in listed.stderr
 
     # A second run keeps the first one's file.
     again = tox(["-e", envs[0], "--"] + TINY_SELECTION + TINY_RUNNER
@@ -157,8 +164,8 @@ def test_free_threaded_build_runs_without_the_gil(tmp_path):
         if meta["workload"] == "http":    # granian has no wheel there
             assert meta["http_server"].startswith("aiohttp ")
             assert meta["http_server_python"].endswith("t")
-        for run in bench.get_runs():
-            figures = run.get_metadata()
+        for one in bench.get_runs():
+            figures = one.get_metadata()
             assert figures["gil_enabled"] == "no", (bench.get_name(), figures)
             assert "gil_enabled_by" not in figures
     # The same binary with the GIL forced on.
@@ -173,6 +180,62 @@ def test_free_threaded_build_runs_without_the_gil(tmp_path):
     assert on.get_metadata()["gil_forced"] == "on"
     assert {r.get_metadata()["gil_enabled"] for b in on.get_benchmarks()
             for r in b.get_runs()} == {"yes"}
+
+
+GILFUL = """
+#include <Python.h>
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gilful", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_gilful(void) { return PyModule_Create(&module); }
+"""
+
+
+def test_a_module_that_re_enables_the_gil_is_caught(tmp_path):
+    """An extension without the Py_mod_gil slot turns the GIL back on with
+    only a warning: the runs must say so, bench.py must warn, and the report
+    must flag the rows."""
+    found = free_threaded_interpreter()
+    if found is None:
+        skip_or_fail("the free-threaded path needs python3.13t or python3.14t; "
+                     "none found (on PATH or under pyenv)")
+    env, interpreter = found
+    python = ROOT / ".tox" / env / "bin" / "python"
+    if not python.exists():
+        proc = tox(["-e", env, "--notest"], tmp_path)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    config = subprocess.run([str(python), "-c", "import sysconfig; print("
+                             "sysconfig.get_paths()['include']); print("
+                             "sysconfig.get_config_var('EXT_SUFFIX'))"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    build = tmp_path / "gilful"
+    build.mkdir()
+    (build / "gilful.c").write_text(GILFUL)
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        skip_or_fail("building the test's C extension needs a C compiler")
+    subprocess.run([compiler, "-shared", "-fPIC", "-I" + config[0], "gilful.c",
+                    "-o", "gilful" + config[1]], cwd=build, check=True)
+    # Every process of the run imports it first thing (pyperf passes
+    # PYTHONPATH to its workers).
+    (build / "sitecustomize.py").write_text("import gilful\n")
+    env_vars = dict(os.environ, PYTHONPATH=str(build))
+    proc = subprocess.run([str(python), str(ROOT / "bench.py"), "--preset", "quick",
+                           "--workload", "encode", "--model", "sequential,threads-2",
+                           "--items", "50"] + TINY_RUNNER + ["-o", "re.json"],
+                          cwd=tmp_path, env=env_vars, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "the GIL was enabled in its worker" in proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "re.json"))
+    assert suite.get_metadata()["gil_expected"] == "no"
+    assert {r.get_metadata()["gil_enabled"] for b in suite.get_benchmarks()
+            for r in b.get_runs()} == {"yes"}
+    shown = run([REPORT, str(tmp_path / "re.json"), "--format", "json"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    rows = [row for workload in json.loads(shown.stdout)["workloads"].values()
+            for row in workload["rows"]]
+    assert all("gil" in row["flags"].split(",") for row in rows)
+    assert "GIL: enabled in every run (expected off: flagged gil)" in "\n".join(
+        json.loads(shown.stdout)["header"])
 
 
 def test_keep_earlier_moves_the_old_file_aside(tmp_path):
