@@ -13,7 +13,11 @@ stops the run. The code is in the ``concbench`` package.
     ./bench.py --list
 """
 
-from concbench import gil
+from concbench.launch import ensure_environment
+
+ensure_environment("bench.py", __file__)   # or re-run with .venv's Python
+
+from concbench import gil  # noqa: E402
 
 gil.watch()     # before any extension is imported: see concbench.gil
 

@@ -10,7 +10,11 @@ The code is in ``concbench.report``.
 
 import sys
 
-from concbench.report import main
+from concbench.launch import ensure_environment
+
+ensure_environment("report.py", __file__)   # or re-run with .venv's Python
+
+from concbench.report import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

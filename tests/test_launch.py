@@ -1,0 +1,52 @@
+"""The first command works from a clone, or says what to run."""
+
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT, skip_or_fail
+
+
+def bare_python(tmp_path):
+    """A Python without the project's dependencies."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                    str(tmp_path / "bare")], check=True)
+    python = tmp_path / "bare" / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import pyperf"],
+                          capture_output=True).returncode != 0
+    return str(python)
+
+
+def test_launchers_use_the_checkouts_venv(tmp_path):
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        skip_or_fail("the checkout has no .venv (make venv makes it)")
+    python = bare_python(tmp_path)
+    listed = subprocess.run([python, str(ROOT / "bench.py"), "--preset", "quick",
+                             "--workload", "sleep", "--list"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[0] == "sleep/sequential"
+    shown = subprocess.run([python, str(ROOT / "report.py"),
+                            str(ROOT / "tests" / "data" / "slow.json")],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "sleep/asyncio" in shown.stdout
+
+
+def test_without_a_venv_one_line_says_what_to_run(tmp_path):
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("bench.py", "report.py"):
+        shutil.copy2(ROOT / name, clone / name)
+    shutil.copytree(ROOT / "concbench", clone / "concbench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    python = bare_python(tmp_path)
+    for name, args in (("bench.py", ["-o", "data.json"]), ("report.py", ["x.json"])):
+        proc = subprocess.run([python, str(clone / name)] + args, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr
+        assert lines[0].startswith("%s: error: pyperf" % name)
+        assert "run `make venv` in %s" % clone in lines[0]
+    assert not (tmp_path / "data.json").exists()
