@@ -102,13 +102,15 @@ def provide_services(args, matrix):
     load server for --server-url); return {param: value} for the workers."""
     provided = {}
     for workload in dict.fromkeys(bench.workload for bench in matrix):
-        if not any(not workload.params[param] for param in workload.PROVIDED):
+        if not workload.needs_providing():
             continue
         stop_on_sigterm()   # so that exit handlers stop what is started
         try:
             provided.update(workload.provide())
-        except RuntimeError as exc:
+        except RuntimeError as exc:     # a server that does not start
             fail(str(exc), status=1)
+        except ValueError as exc:       # a server that cannot be used
+            fail(str(exc))
     return provided
 
 

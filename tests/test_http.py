@@ -304,3 +304,80 @@ def test_aiohttp_server_serves_a_verified_run_and_is_recorded(tmp_path):
             figures = run.get_metadata()
             assert figures["failures"] == 0 and figures["server_requests"] == 20
             assert figures["bytes_out"] > 0
+
+
+FAKE_HTTPBIN = '''
+import asyncio, sys
+from aiohttp import web
+
+async def delay(request):
+    await asyncio.sleep(float(request.match_info["s"]))
+    return web.json_response({"url": str(request.url)})
+
+async def nbytes(request):
+    return web.Response(body=b"x" * int(request.match_info["n"]))
+
+app = web.Application()
+if sys.argv[2] == "httpbin":
+    app.router.add_get("/delay/{s}", delay)
+    app.router.add_get("/bytes/{n}", nbytes)
+    app.router.add_get("/get", lambda r: web.json_response({}))
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None)
+'''
+
+
+@pytest.fixture
+def other_server(tmp_path):
+    """An httpbin stand-in (its /delay, /bytes and /get only), or a server
+    that answers 404 to everything, on a free loopback port."""
+    started = []
+
+    def start(kind):
+        import socket
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        script = tmp_path / "fake.py"
+        script.write_text(FAKE_HTTPBIN)
+        proc = subprocess.Popen([sys.executable, str(script), str(port), kind])
+        started.append(proc)
+        url = "http://127.0.0.1:%d" % port
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url + "/", timeout=1)
+            except urllib.error.HTTPError:
+                return url
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("the stand-in server did not start")
+    yield start
+    for proc in started:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_server_url_endpoints_are_found(other_server, tmp_path):
+    url = other_server("httpbin")
+    proc = run_bench(HTTP_TINY + ["--model", "sequential,asyncio", "--server-url",
+                                  url, "--latency-ms", "0"] + TINY_RUNNER
+                     + ["-o", "b.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ("bench.py: --server-url %s offers httpbin's /delay and /bytes; using "
+            "--http-endpoint httpbin" % url) in proc.stderr
+    import pyperf
+    for bench in pyperf.BenchmarkSuite.load(str(tmp_path / "b.json")).get_benchmarks():
+        assert bench.get_metadata()["http_endpoint"] == "httpbin"
+        assert all(r.get_metadata()["failures"] == 0 for r in bench.get_runs())
+
+
+def test_server_url_offering_neither_is_one_line(other_server, tmp_path):
+    url = other_server("nothing")
+    proc = run_bench(HTTP_TINY + ["--model", "sequential", "--server-url", url]
+                     + TINY_RUNNER + ["-o", "n.json"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "bench.py: error: --server-url %s offers neither this suite's /work nor "
+        "httpbin's /bytes/N; point it at python -m concbench.servers or an "
+        "httpbin" % url]
+    assert not (tmp_path / "n.json").exists()

@@ -215,6 +215,10 @@ class Workload:
         return results
 
     # -- resources that outlive a batch (not timed) -------------------------
+    def needs_providing(self):
+        """Whether provide() has something to do (master only)."""
+        return any(not self.params[param] for param in self.PROVIDED)
+
     def provide(self):
         """Master only, once, for the PROVIDED parameters the user left empty:
         start what stands in for them and return {param: value}, which the

@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import random
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -191,6 +192,24 @@ def server_url(text):
     return text.rstrip("/")
 
 
+def detect_endpoint(url):
+    """'work' if the server is this suite's (its /stats, which counts
+    nothing), 'httpbin' if it answers httpbin's /bytes, else ValueError in
+    one line."""
+    stats = read_server_stats(url)
+    if isinstance(stats, dict) and "requests" in stats:
+        return "work"
+    try:
+        with urllib.request.urlopen(url + "/bytes/1", timeout=5) as response:
+            if response.status == 200 and len(response.read()) == 1:
+                return "httpbin"
+    except (OSError, ValueError):
+        pass
+    raise ValueError("--server-url %s offers neither this suite's /work nor "
+                     "httpbin's /bytes/N; point it at python -m concbench.servers "
+                     "or an httpbin" % url)
+
+
 def check_server(url):
     """One line if the server does not answer at all (any status will do)."""
     try:
@@ -221,8 +240,9 @@ class Http(Workload):
         Option("timeout_s", "--http-timeout", "timeout of each HTTP request, in seconds",
                float, 0.001, 3600.0, default=10.0),
         Option("endpoint", "--http-endpoint",
-               "the load server's /work, or httpbin's /delay and /bytes",
-               choices=ENDPOINTS, default="work"),
+               "the load server's /work, or httpbin's /delay and /bytes "
+               "(default: what --server-url offers, found before the run)",
+               choices=ENDPOINTS, default=""),
         Option("server_url", "--server-url",
                "run the http workload against this server (python -m "
                "concbench.servers on another machine, or an httpbin) instead "
@@ -251,12 +271,17 @@ class Http(Workload):
                        items=2000, latency_ms=140.0, jitter_ms=40.0, size_bytes=1500),
     }
     sockets_per_item = 1
-    PROVIDED = ("server_url",)
+    PROVIDED = ("server_url", "endpoint")
 
     def __init__(self, **params):
         super().__init__(**params)
         self.check_jitter()
         self.base = self.params["server_url"]
+        # Without --http-endpoint, provide() finds out what the server offers.
+        self.endpoint_given = bool(self.params["endpoint"])
+        self.detected = None
+        if not self.endpoint_given:
+            self.params["endpoint"] = "work"
 
     def _client_args(self):
         p = self.params
@@ -309,8 +334,19 @@ class Http(Workload):
         return summary
 
     # -- the server (master) --------------------------------------------------
+    def needs_providing(self):
+        return not self.base or not self.endpoint_given
+
     def provide(self):
-        """No --server-url: the local load server, stopped at exit."""
+        """No --server-url: the local load server, stopped at exit. A
+        --server-url without --http-endpoint: the endpoints it offers."""
+        if self.base:
+            endpoint = self.detected
+            print("bench.py: --server-url %s offers %s; using --http-endpoint %s"
+                  % (self.base, "this suite's /work" if endpoint == "work"
+                     else "httpbin's /delay and /bytes", endpoint),
+                  file=sys.stderr, flush=True)
+            return {"endpoint": endpoint}
         import atexit
 
         from concbench.servers.process import LocalServer
@@ -318,11 +354,13 @@ class Http(Workload):
         server = LocalServer()
         url = server.start()
         atexit.register(server.stop)
-        return {"server_url": url}
+        return {"server_url": url, "endpoint": "work"}
 
     def preflight(self, in_flight):
         if self.base:
             check_server(self.base)
+            if not self.endpoint_given:     # before anything is moved or run
+                self.detected = detect_endpoint(self.base)
 
     # -- server figures, read before and after each batch (not timed) -------
     def before_batch(self):
@@ -351,6 +389,7 @@ class Http(Workload):
         meta["pools"] = ("one session per thread and process (sync); one client "
                          "per event loop without a connection limit (async)")
         meta["server_busy_limit"] = SERVER_BUSY_LIMIT
+        meta["http_endpoint"] = self.params["endpoint"]
         if not meta["server_url"]:
             del meta["server_url"]
         # Which server answered, on which Python (this suite's server says).
