@@ -30,15 +30,11 @@ class LocalServer:
         env.update(self.extra_env)
         env["PYTHONPATH"] = os.pathsep.join(
             [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        # A process group of its own: a terminal's Ctrl-C reaches the group
-        # in the foreground, and the server must not end on one that its
-        # parent ignores (a background job) or before its parent does; the
-        # parent stops it on every way out instead.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "concbench.servers", "--host", self.host,
              "--port", "0"],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=IMPORT_ROOT,
-            env=env, preexec_fn=os.setpgrp)
+            env=env)
         line = self._first_line()
         if not line.startswith("listening on "):
             self.stop()

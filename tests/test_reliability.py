@@ -206,39 +206,3 @@ def test_thousand_threads_and_ten_thousand_requests_without_failure():
             assert summary["failures"] == 0, summary
     finally:
         server.stop()
-
-
-def ignoring_sigint():
-    """preexec_fn: SIGINT ignored, as in a shell's background job."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def test_ctrl_c_that_bench_ignores_does_not_stop_the_server(tmp_path):
-    """Started with SIGINT ignored, bench.py goes on through a Ctrl-C to its
-    process group, and so does its load server."""
-    proc = subprocess.Popen(
-        [sys.executable, BENCH, "--preset", "quick", "--workload", "http", "--model",
-         "sequential,asyncio", "--items", "40", "--latency-ms", "20", "-p", "2",
-         "-n", "2", "-w", "1", "-o", "out.json"], cwd=tmp_path,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=ignoring_sigint)
-    me = psutil.Process(proc.pid)
-
-    def server():
-        for child in me.children(recursive=True):
-            try:
-                if "concbench.servers" in child.cmdline():
-                    return child
-            except psutil.Error:
-                pass
-    found = wait_until(server, 30)
-    assert found, "no load server started"
-    time.sleep(1.0)
-    os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert "is the server down" not in err
-    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "out.json"))
-    for bench in suite.get_benchmarks():
-        assert all(run.get_metadata()["failures"] == 0 for run in bench.get_runs())
-    assert not found.is_running()
