@@ -24,14 +24,20 @@ def get(url, timeout=10):
 
 
 def server_processes(since):
-    """Load servers started after ``since`` that are still running."""
+    """Load servers started after ``since`` that are still running, but for
+    those of the test fixtures (module-scoped, they may start just before)."""
     found = []
     for proc in psutil.process_iter(["cmdline", "create_time"]):
         cmdline = proc.info["cmdline"] or []
         if ("concbench.servers" in cmdline and "-m" in cmdline
-                and proc.info["create_time"] >= since - 1):
+                and proc.info["create_time"] >= since - 1
+                and proc.pid not in FIXTURE_SERVERS):
             found.append(proc)
     return found
+
+
+# Processes of the servers the fixtures below started.
+FIXTURE_SERVERS = set()
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +45,7 @@ def server():
     local = LocalServer()
     url = local.start()
     processes = local.descendants()
+    FIXTURE_SERVERS.update(p.pid for p in processes)
     assert processes, "the server has no process"
     yield url
     local.stop()
@@ -151,6 +158,7 @@ def faulty_server(request):
                              "CONCBENCH_SERVER_DROP_EVERY": "7",
                              "CONCBENCH_SERVER": request.param})
     url = local.start()
+    FIXTURE_SERVERS.update(p.pid for p in local.descendants())
     assert stats(url)["server"].startswith(request.param + " ")
     yield url
     local.stop()
