@@ -31,16 +31,17 @@ class BatchFigures:
     ``counts`` add up (seconds, items, failures), ``peaks`` keep the
     highest, ``lows`` the lowest, ``bases`` keep the first batch's,
     ``labels`` are words, ``any_yes`` are "yes" if any batch's was true
-    (else "no")."""
+    (else "no"), ``all_yes`` "yes" only if every batch's was."""
 
     def __init__(self, counts=None, peaks=None, bases=None, labels=None,
-                 lows=None, any_yes=None):
+                 lows=None, any_yes=None, all_yes=None):
         self.counts = dict(counts or {})
         self.peaks = dict(peaks or {})
         self.bases = dict(bases or {})
         self.labels = dict(labels or {})
         self.lows = dict(lows or {})
         self.any_yes = dict(any_yes or {})
+        self.all_yes = dict(all_yes or {})
 
 
 class RunFigures:
@@ -64,6 +65,7 @@ class RunFigures:
         self.labels = {}
         self.lows = {}
         self.any_yes = {}
+        self.all_yes = {}
         self.timed = 0.0
 
     def __enter__(self):
@@ -87,14 +89,17 @@ class RunFigures:
         self.labels.update(figures.labels)
         for key, value in figures.any_yes.items():
             self.any_yes[key] = self.any_yes.get(key, False) or bool(value)
+        for key, value in figures.all_yes.items():
+            self.all_yes[key] = self.all_yes.get(key, True) and bool(value)
 
     def figures(self):
         """The run's metadata keys, as pyperf will store them."""
         merged = {}
         for part in (self.counts, self.peaks, self.lows, self.bases, self.labels):
             merged.update(part)
-        merged.update((key, "yes" if value else "no")
-                      for key, value in self.any_yes.items())
+        for part in (self.any_yes, self.all_yes):
+            merged.update((key, "yes" if value else "no")
+                          for key, value in part.items())
         if "server_cpu" in self.counts and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.
             merged["server_busy"] = server_busy(self.counts["server_cpu"], self.timed)
@@ -124,7 +129,9 @@ def _tree(exclude):
 
 def _own_counters():
     """This process's CPU (every thread, nanosecond resolution) and its
-    reaped children's, the system part of both, and their context switches."""
+    reaped children's (their own reaped children's included: the kernel adds
+    a reaped process's children's times to its parent's), the system part of
+    both, and their context switches."""
     cpu = time.process_time()
     own = resource.getrusage(resource.RUSAGE_SELF)
     reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -133,7 +140,12 @@ def _own_counters():
 
 
 def _live_counters(exclude):
-    """The same of live descendants (a reused pool's workers)."""
+    """The same of live descendants (a reused pool's workers, a forkserver),
+    the CPU of the processes each of them reaped included (/proc/PID/stat's
+    cutime and cstime): a forkserver's children are reaped by the
+    forkserver, not by this process, so their CPU is only found there.
+    Context switches of those reaped processes are kept by no counter this
+    process can read, so they are missing (README)."""
     import psutil
     cpu = system = voluntary = involuntary = 0
     for child in _tree(exclude):
@@ -142,8 +154,10 @@ def _live_counters(exclude):
             switches = child.num_ctx_switches()
         except psutil.NoSuchProcess:
             continue
-        cpu += times.user + times.system
-        system += times.system
+        reaped_system = getattr(times, "children_system", 0.0)
+        cpu += (times.user + times.system
+                + getattr(times, "children_user", 0.0) + reaped_system)
+        system += times.system + reaped_system
         voluntary += switches.voluntary
         involuntary += switches.involuntary
     return cpu, system, voluntary, involuntary
@@ -197,7 +211,8 @@ class BatchProbe:
                    "threads_peak": max(peak["threads"], self.base["threads"]),
                    "processes_peak": max(peak["processes"], self.base["processes"])},
             bases={"mem_tree_base": self.base["memory"]},
-            labels={"mem_method": peak["method"]})
+            labels={"mem_method": peak["method"]},
+            all_yes={"cpu_complete": not peak["lost"]})
 
 
 # -- the memory sampler's client --------------------------------------------------
@@ -225,9 +240,10 @@ class Sampler:
         if not line:
             raise RuntimeError("the memory sampler exited (status %s)"
                                % self.process.poll())
-        method, memory, threads, processes, samples = line.split()
+        method, memory, threads, processes, samples, lost = line.split()
         return {"method": method, "memory": int(memory), "threads": int(threads),
-                "processes": int(processes), "samples": int(samples)}
+                "processes": int(processes), "samples": int(samples),
+                "lost": int(lost)}
 
     def start(self):
         return self._ask("start")

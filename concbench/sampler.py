@@ -33,16 +33,28 @@ MIB = 1024 * 1024
 
 
 def _stat_linux(pid):
-    """(resident bytes, threads) from /proc/PID/stat: cheap, unlike PSS.
-    A zombie (exited, not yet reaped) raises ProcessLookupError: it holds no
-    memory and runs nothing, so it is not counted among the processes."""
+    """(resident bytes, threads, parent pid) from /proc/PID/stat: cheap,
+    unlike PSS. A zombie (exited, not yet reaped) raises ProcessLookupError:
+    it holds no memory and runs nothing, so it is not counted among the
+    processes."""
     with open("/proc/%d/stat" % pid) as f:
         data = f.read()
     fields = data[data.rindex(")") + 2:].split()
     if fields[0] in ("Z", "X"):
         raise ProcessLookupError(pid)
-    # Fields 20 (num_threads) and 24 (rss, in pages), counted from 1.
-    return int(fields[21]) * PAGE, int(fields[17])
+    # Fields 4 (ppid), 20 (num_threads) and 24 (rss, in pages), counted from 1.
+    return int(fields[21]) * PAGE, int(fields[17]), int(fields[1])
+
+
+def _last_pid():
+    """The id the kernel gave the newest process or thread on the machine
+    (/proc/loadavg's last field): when it has not changed, no process was
+    created, so the tree need not be listed again. A few microseconds."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().rsplit(None, 1)[-1]
+    except OSError:
+        return None
 
 
 def _pss_linux(pid, private=False):
@@ -81,10 +93,20 @@ class TreeMemory:
     the pages it shares are already in the others' figures; PSS is read for
     all of them when the tree's RSS grows 5% past its last high and at
     least every second, as often as a budget of 1% of the sampler's time
-    allows. The tree is
-    listed again every 50 ms, or less often when listing is slow: finding
-    children means reading a file per thread, which adds up in a process
-    with hundreds of threads.
+    allows.
+
+    The tree is listed again at the first sample after any process or
+    thread was created on the machine (``_last_pid``), within a budget of
+    10% of the sampler's time, and at least every 50 ms: finding children
+    means reading a file per thread, which adds up in a process with
+    hundreds of threads, but a pool's processes that live for a few
+    milliseconds are seen.
+
+    Between ``begin`` and ``lost``, every process seen is remembered with
+    its parent: one that is gone by the end, and whose parent was neither
+    the root nor still in the tree, was not reaped by a process whose CPU
+    counters the worker reads (``concbench.figures``), so the batch's CPU
+    is incomplete.
     """
 
     def __init__(self, root, exclude):
@@ -97,13 +119,31 @@ class TreeMemory:
         self.pids = []
         self.listed = 0.0
         self.list_cost = 0.0
+        self.last_pid = None
+        self.parents = {}       # pid -> parent, of every process seen
+        self.live = set()
+
+    def begin(self):
+        self.parents = {}
+
+    def lost(self):
+        """How many processes seen since ``begin`` are gone without having
+        been reaped by the root or a process still in the tree."""
+        return sum(1 for pid, parent in self.parents.items()
+                   if pid not in self.live and parent != self.root
+                   and parent not in self.live)
 
     def sample(self, force=False):
         """(memory, threads, processes) of the tree now."""
         now = time.monotonic()
-        if force or now - self.listed >= max(0.05, 100 * self.list_cost):
+        last_pid = _last_pid()
+        if (force or now - self.listed >= max(0.05, 100 * self.list_cost)
+                or (last_pid != self.last_pid
+                    and now - self.listed >= 10 * self.list_cost)):
+            self.last_pid = last_pid
             self._list(now)
         rss, threads = self._read_rss()
+        self.live = set(rss)
         self._read_new(rss)
         self._read_pss_if_due(rss, now, force)
         for pid in list(self.shared):
@@ -124,7 +164,7 @@ class TreeMemory:
         threads = 0
         for pid in self.pids:
             try:
-                rss[pid], count = _stat_linux(pid)
+                rss[pid], count, self.parents[pid] = _stat_linux(pid)
             except (OSError, ValueError, IndexError):   # exited meanwhile
                 continue
             threads += count
@@ -202,27 +242,33 @@ def sampler_main(root):
 
     Between a start and a stop, sample every 5 ms for the first 50 ms (short
     batches), then every 10 ms (20 ms where only psutil is available); the
-    start and stop samples read PSS in full.
+    start and stop samples read PSS in full. The stop line ends with the
+    number of processes seen that the worker's CPU counters may have missed
+    (always 0 where only psutil is available: it cannot tell).
     """
     method = choose_method(root)
     exclude = {os.getpid()}
     if method == "pss":
         tree = TreeMemory(root, exclude)
         sample, interval = tree.sample, 0.01
+        begin, lost = tree.begin, tree.lost
     else:
         def sample(force=False):
             return sample_tree_psutil(root, exclude, method)
         interval = 0.02
+        begin, lost = (lambda: None), (lambda: 0)
     stdin = sys.stdin
 
-    def reply(figures, samples):
-        sys.stdout.write("%s %d %d %d %d\n" % ((method,) + tuple(figures) + (samples,)))
+    def reply(figures, samples, missed=0):
+        sys.stdout.write("%s %d %d %d %d %d\n"
+                         % ((method,) + tuple(figures) + (samples, missed)))
         sys.stdout.flush()
 
     while True:
         line = stdin.readline()
         if not line or line.strip() != "start":
             return
+        begin()
         peak = sample(force=True)
         reply(peak, 1)
         samples = 1
@@ -233,7 +279,7 @@ def sampler_main(root):
             samples += 1
         command = stdin.readline().strip()
         peak = [max(p, f) for p, f in zip(peak, sample(force=True))]
-        reply(peak, samples + 1)
+        reply(peak, samples + 1, lost())
         if command != "stop":
             return
 
