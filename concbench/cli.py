@@ -13,18 +13,21 @@ import io
 import os
 import random
 import sys
+import time
 
 import pyperf
 
 from concbench import gil
+from concbench.adaptive import Plan, open_rows
 from concbench.batches import time_batches
 from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
 from concbench.figures import HOOK_NAME
 from concbench.matrix import MatrixError, build_matrix, library_versions
 from concbench.options import add_options, forward_options, preset_from_argv
-from concbench.presets import PRESETS
-from concbench.progress import Progress, say, unstable_summary
-from concbench.rounds import filed, next_round, schedule, task_name
+from concbench.presets import PRECISION_BUDGET, PRESETS
+from concbench.progress import Progress, format_duration, say, unstable_summary
+from concbench.rounds import (filed, format_extra, next_round, parse_extra,
+                              round_tasks, schedule, task_name)
 from concbench.results import OutputError, ResultsFile, check_output, move_earlier
 from concbench.servers import raise_nofile_limit
 
@@ -160,6 +163,11 @@ def suite_metadata(args):
         meta["scenario"] = preset["about"]
     if preset.get("scaled"):
         meta["scenario_scaled"] = preset["scaled"]
+    # Resolved by the master (plan_rounds) and passed on to the workers.
+    if args.max_time:
+        meta["max_time_s"] = args.max_time
+    if args.precision:
+        meta["precision_target_pct"] = args.precision
     if args.force_gil:
         meta["gil_forced"] = args.force_gil
     meta["gil_expected"] = "yes" if expected_gil(args) else "no"
@@ -196,6 +204,31 @@ def runs_here(args, index):
     return args.worker and args.worker_task in (None, index)
 
 
+def processes_given(argv):
+    """Whether -p/--processes is on the command line (a fixed count)."""
+    return any(arg in ("-p", "--processes") or arg.startswith("--processes=")
+               or (arg.startswith("-p") and arg[2:].isdigit()) for arg in argv)
+
+
+def adaptive_plan(args):
+    """Adaptive rounds: asked for (--max-time, --precision), or the
+    preset's budget unless -p gave a fixed count; never in pyperf's order."""
+    if args.pyperf_order:
+        return Plan()
+    budget = args.max_time
+    if budget is None and (args.precision or not args.fixed_rounds):
+        budget = PRESETS[args.preset].get("max_time")
+    if budget is None and args.precision:
+        budget = PRECISION_BUDGET
+    return Plan(budget, args.precision)
+
+
+def check_plan(args):
+    if args.pyperf_order and (args.precision or args.max_time):
+        fail("--%s adds rounds to interleaved runs; it cannot be used with "
+             "--pyperf-order" % ("precision" if args.precision else "max-time"))
+
+
 def plan_rounds(runner, args):
     """-p N means N rounds of one worker per benchmark (unless
     --pyperf-order); the order seed is drawn once, in the master."""
@@ -209,45 +242,115 @@ def plan_rounds(runner, args):
     args.rounds = runner.args.processes
     if not args.pyperf_order:
         runner.args.processes = 1
+    plan = adaptive_plan(args)
+    args.max_time = plan.max_time
     # Workers receive them through forward_options.
     runner.args.order_seed, runner.args.rounds = args.order_seed, args.rounds
+    runner.args.max_time = args.max_time
 
 
 def run_matrix(runner, args, matrix, results):
+    extra = parse_extra(args.extra_rounds)
     tasks = schedule(len(matrix), args.rounds, args.order_seed,
-                     interleave=not args.pyperf_order)
-    progress = None
-    if not args.worker:
-        progress = Progress(len(tasks), len(matrix))
-        first = next_round(results.suite)
-        say("%s: %d benchmarks x %d %s (order seed %d)%s" % (
-            PROG, len(matrix), args.rounds,
-            "processes each, pyperf's order" if args.pyperf_order
-            else "interleaved rounds", args.order_seed,
-            "" if runner.args.verbose else "; -v shows pyperf's output"))
-    order = {bench.name: index for index, bench in enumerate(matrix)}
-    expected, warned = expected_gil(args), set()
+                     interleave=not args.pyperf_order, extra=extra)
+    if args.worker:
+        # pyperf runs the task at this worker's position; the others are
+        # registered only to count positions.
+        for position, (round_number, index) in enumerate(tasks):
+            bench = matrix[index]
+            metadata = bench.metadata() if runs_here(runner.args, position) else None
+            run_task(runner, bench, task_name(bench.name, round_number),
+                     metadata, results)
+        return
+    plan = Plan(args.max_time, args.precision)
+    progress = Progress(len(tasks), len(matrix))
+    say("%s: %d benchmarks x %d %s (order seed %d)%s%s" % (
+        PROG, len(matrix), args.rounds,
+        "processes each, pyperf's order" if args.pyperf_order
+        else "interleaved rounds", args.order_seed,
+        ", " + plan.describe() if plan.adaptive else "",
+        "" if runner.args.verbose else "; -v shows pyperf's output"))
+    master = Master(runner, args, matrix, results, progress)
     last_task = {index: position for position, (_, index) in enumerate(tasks)}
     for position, (round_number, index) in enumerate(tasks):
-        bench = matrix[index]
-        if progress and round_number is not None and position % len(matrix) == 0:
+        if round_number is not None and position % len(matrix) == 0:
             progress.round_starts(round_number, args.rounds)
-        # Only where the benchmark runs: metadata generates inputs and may
-        # ask a server.
-        metadata = bench.metadata() if runs_here(runner.args, position) else None
-        result = run_task(runner, bench, task_name(bench.name, round_number),
-                          metadata, results)
-        if progress and result is not None:
-            run = filed(result, bench.name, round_number if round_number is None
-                        else first + round_number)
-            results.add(run, order)
-            if bench.name not in warned and warn_gil(run, expected):
-                warned.add(bench.name)
-            progress.task_done(run, last_task[index] == position)
-    if progress:
-        summary = unstable_summary(results.suite)
-        if summary:
-            say(summary)
+        master.run(round_number, index, last_task[index] == position)
+    if plan.adaptive:
+        master.add_rounds(plan)
+    summary = unstable_summary(results.suite)
+    if summary:
+        say(summary)
+
+
+class Master:
+    """The master's side of running tasks: files each run, keeps the time
+    each benchmark's worker took, and adds rounds while rows are open."""
+
+    def __init__(self, runner, args, matrix, results, progress):
+        self.runner, self.args, self.matrix = runner, args, matrix
+        self.results, self.progress = results, progress
+        self.first = next_round(results.suite)
+        self.order = {bench.name: index for index, bench in enumerate(matrix)}
+        self.expected, self.warned = expected_gil(args), set()
+        self.took = {}      # benchmark index -> seconds its last task took
+        self.start = progress.start
+
+    def run(self, round_number, index, last):
+        bench = self.matrix[index]
+        name = task_name(bench.name, round_number)
+        started = time.monotonic()
+        result = run_task(self.runner, bench, name, None, self.results)
+        self.took[index] = time.monotonic() - started
+        if result is None:
+            return
+        if result.get_name() != name:
+            fail("a worker ran %s where %s was due: its schedule differs from "
+                 "the master's" % (result.get_name(), name), status=1)
+        run = filed(result, bench.name, round_number if round_number is None
+                    else self.first + round_number)
+        self.results.add(run, self.order)
+        if bench.name not in self.warned and warn_gil(run, self.expected):
+            self.warned.add(bench.name)
+        self.progress.task_done(run, last)
+
+    def add_rounds(self, plan):
+        """Rounds of the open benchmarks and their references, while the
+        next one fits in the budget."""
+        names = set(self.order)
+        extra = []
+        while True:
+            still = open_rows(self.results.suite, names, plan.precision)
+            elapsed = time.monotonic() - self.start
+            if not still:
+                say("every row %s after %d rounds (%s)" % (
+                    "is within +-%g%%" % plan.precision if plan.precision
+                    else "is decided", self.args.rounds + len(extra),
+                    format_duration(elapsed)))
+                return
+            members = sorted({self.order[name] for pair in still.items()
+                              for name in pair})
+            cost = sum(self.took.get(index, 0.0) for index in members)
+            if elapsed + cost > plan.max_time:
+                shown = sorted(still, key=self.order.get)
+                say("time budget (%s) spent after %d rounds: %d benchmark(s) "
+                    "still %s: %s%s" % (
+                        format_duration(plan.max_time), self.args.rounds + len(extra),
+                        len(still), "imprecise" if plan.precision else "undecided",
+                        ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
+                return
+            number = self.args.rounds + len(extra)
+            extra.append(members)
+            # Workers started from now on register the same schedule.
+            self.args.extra_rounds = self.runner.args.extra_rounds = \
+                format_extra(extra)
+            say("round %d (added): %d benchmark(s) still open, with their "
+                "reference(s) %d tasks; %s left of %s" % (
+                    number + 1, len(still), len(members),
+                    format_duration(max(0, plan.max_time - elapsed)),
+                    format_duration(plan.max_time)))
+            for _, index in round_tasks(members, self.args.order_seed, number):
+                self.run(number, index, False)
 
 
 def run_task(runner, bench, name, metadata, results):
@@ -270,8 +373,10 @@ def run_task(runner, bench, name, metadata, results):
 def main():
     runner = make_runner()
     args = runner.argparser.parse_args()
+    args.fixed_rounds = processes_given(sys.argv[1:])
     hard_limit = raise_nofile_limit()
     force_gil(args)
+    check_plan(args)
     if not args.worker:
         try:
             check_output(args)

@@ -9,12 +9,14 @@ must be declared alike by all of them, defaults aside.
 import argparse
 
 from concbench import workloads
+from concbench.adaptive import duration, percentage
 from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "no_run_figures", "pyperf_order",
-             "order_seed", "rounds", "force_gil")
+             "order_seed", "rounds", "extra_rounds", "max_time", "precision",
+             "force_gil")
 
 
 # Our options whose flag is not their name.
@@ -64,8 +66,18 @@ def add_options(parser):
     group.add_argument("--gil", dest="force_gil", choices=("on", "off"),
                        help="free-threaded builds: run the workers with the "
                        "GIL forced on or off (PYTHON_GIL)")
-    # The master's -p, for the workers (pyperf does not pass it on).
+    group.add_argument("--max-time", type=duration, metavar="DURATION",
+                       help="after the preset's rounds, add rounds for the "
+                       "benchmarks whose speedup is still undecided, until "
+                       "the whole run has taken this long (90s, 10m, 1h; "
+                       "default: the preset's budget, none with -p N)")
+    group.add_argument("--precision", type=percentage, metavar="PCT",
+                       help="add rounds until every speedup's 95%% interval "
+                       "is within +-PCT percent (within --max-time)")
+    # The master's -p and the rounds it added, for the workers (pyperf does
+    # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
+    group.add_argument("--extra-rounds", help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")

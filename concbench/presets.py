@@ -12,13 +12,24 @@ seconds), so pyperf's loop calibration is pointless (loops=1), and one warm-up
 per worker absorbs first-call costs (imports, lazy pools). pyperf's 20
 processes x 3 values suit microbenchmarks; batches this long are stable with
 far fewer values, and the suite has to fit in its time budget.
+
+``max_time`` is the preset's budget for the whole run: after its rounds,
+further rounds run only for the benchmarks whose speedup is still undecided
+(``concbench.adaptive``), while the budget allows. A scenario reproduces
+an experiment with its own run counts and adds none unless asked.
 """
 
 PRESETS = {
-    "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1}},
-    "default": {"runner": {"processes": 3, "values": 3, "warmups": 1}},
-    "full": {"runner": {"processes": 5, "values": 3, "warmups": 1}},
+    "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1},
+              "max_time": 50},
+    "default": {"runner": {"processes": 3, "values": 3, "warmups": 1},
+                "max_time": 480},
+    "full": {"runner": {"processes": 5, "values": 3, "warmups": 1},
+             "max_time": 3 * 3600},
 }
+
+# --precision without --max-time, in a preset without a budget (a scenario).
+PRECISION_BUDGET = 1800
 
 DEFAULT_PRESET = "default"
 

@@ -26,7 +26,8 @@ import statistics
 import subprocess
 import sys
 
-from concbench.stats import paired_ratio, quantile, unpaired_ratio
+from concbench.stats import (half_width, log_spread, paired_ratio, quantile,
+                             unpaired_ratio, verdict)
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.units import format_time as fmt_time
 
@@ -37,6 +38,9 @@ MIB = 1024 * 1024
 # What a model states of itself in the metadata (models.base.Model.metadata);
 # a file without them (from an older bench.py) gets no ideal time.
 MODEL_FACTS = ("concurrency", "parallelism", "interpreters", "item_side")
+# An undecided row after this many rounds is reported as a finding: its
+# spread is the model's own, not a lack of rounds.
+WIDE_AFTER = 6
 
 
 class ReportError(Exception):
@@ -119,7 +123,9 @@ class Row:
         self.system_share = statistics.median(system) if system else None
         self.ratio = None       # the reference's time / this row's, paired
         self.speedup = None
+        self.verdict = None     # faster, slower, same, undecided (not the reference)
         self.ideal = None
+        self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
         self.flags = []
 
@@ -151,7 +157,11 @@ class Row:
         return statistics.median(shares) if shares else None
 
     def _cpu_per_item(self):
-        cpu, items = sum_of(self.runs, "cpu_tree"), sum_of(self.runs, "items")
+        """CPU per item over the runs whose accounting covered every process
+        the sampler saw (``cpu_complete``): an undercount would drag the
+        ideal of every row of the workload down."""
+        complete = [meta for meta in self.runs if meta.get("cpu_complete") != "no"]
+        cpu, items = sum_of(complete, "cpu_tree"), sum_of(complete, "items")
         return cpu / items if cpu is not None and items else None
 
     # -- what is physically possible -----------------------------------------
@@ -179,18 +189,24 @@ class Row:
     def is_async(self):
         return self.meta.get("item_side") == "async"
 
-    def compute_ideal(self, reference, cpu_count, cpu_per_item):
-        """``reference``: the reference model's row; ``cpu_per_item``: the
-        least CPU per item measured by any model of the workload (IO: of
-        this row's client side, sync or async, whose libraries differ)."""
+    def compute_ideal(self, reference, cpu_count, least):
+        """``reference``: the reference model's row; ``least``: the row with
+        the least CPU per item of the workload (IO: of this row's client
+        side, sync or async, whose libraries differ), or None."""
         if not self.ours or reference is None or not self.knows_model():
             return
+        cpu_per_item = least.cpu_per_item if least else None
         if self is reference:
             self.speedup = 1.0
         else:
             self.ratio = paired_ratio(reference.by_round, self.by_round)
             self.speedup = (self.ratio.point if self.ratio
                             else reference.mean / self.mean)
+            self.verdict = verdict(self.ratio)
+            self.round_ratios = [reference.by_round[r] / self.by_round[r]
+                                 for r in sorted(set(reference.by_round)
+                                                 & set(self.by_round))
+                                 if self.by_round[r] > 0]
         if self.meta.get("workload_kind") == "io" and self.items:
             latency = self.meta.get("latency_ms", 0.0) / 1000.0
             jitter = self.meta.get("jitter_ms", 0.0) / 1000.0
@@ -209,26 +225,40 @@ class Row:
             cpu = (self.items * cpu_per_item / self.processes()
                    if cpu_per_item else 0.0)
             self.ideal = max(wait, cpu)
+            if cpu > wait:
+                self.ideal_from = least.model
         elif self.meta.get("workload_kind") == "cpu":
             # A lower bound: no model does an item with less CPU than the
             # least any of them used. (The reference's time is none: in the
             # main thread Pillow's buffers cost page faults that a worker
             # thread's arena avoids.) Without CPU figures, the reference's
             # time stands in.
-            work = (self.items * cpu_per_item if cpu_per_item and self.items
-                    else reference.mean)
+            if cpu_per_item and self.items:
+                work, self.ideal_from = self.items * cpu_per_item, least.model
+            else:
+                work, self.ideal_from = reference.mean, reference.model
             self.ideal = work / min(self.workers(), cpu_count or 1)
         if self.ideal:
             self.efficiency = self.ideal / self.mean
 
-    def compute_flags(self):
+    def compute_flags(self, precision=None):
+        """``precision``: the run's --precision target, in percent."""
         raw = [value * run.get_total_loops() for run in self.bench.get_runs()
                for value in run.values]
         if unstable_reasons(self.values, raw):
             self.flags.append("unstable")
+        if self.verdict == "undecided":
+            self.flags.append("undecided")
+        width = half_width(self.ratio)
+        if precision and self.verdict and width is not None \
+                and width > precision / 100.0:
+            self.flags.append("imprecise(+-%.0f%%)" % (width * 100))
         # Above 100% as shown (to the percent): the ideal was not a bound.
         if self.efficiency and round(self.efficiency * 100) > 100:
             self.flags.append("above-ideal")
+        if any(meta.get("cpu_complete") == "no" for meta in self.runs):
+            # Its CPU figures miss a process: left out of the ideal.
+            self.flags.append("cpu-incomplete")
         if self.failures:
             self.flags.append("failures")
         items = sum_of(self.runs, "items")
@@ -253,6 +283,7 @@ def build_rows(suite, workloads=None):
             continue
         groups.setdefault(row.workload, []).append(row)
     cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
+    precision = suite.get_metadata().get("precision_target_pct")
     usual = usual_gil(suite)
     for group in groups.values():
         reference = next((r for r in group
@@ -264,11 +295,12 @@ def build_rows(suite, workloads=None):
         for row in group:
             if row.cpu_per_item:
                 side = row.is_async() if row.meta.get("workload_kind") == "io" else None
-                least[side] = min(least.get(side, row.cpu_per_item), row.cpu_per_item)
+                if side not in least or row.cpu_per_item < least[side].cpu_per_item:
+                    least[side] = row
         for row in group:
             side = row.is_async() if row.meta.get("workload_kind") == "io" else None
             row.compute_ideal(reference, cpu_count, least.get(side))
-            row.compute_flags()
+            row.compute_flags(precision)
             if usual and any(m.get("gil_enabled", usual) != usual for m in row.runs):
                 row.flags.append("gil")
     return groups
@@ -341,11 +373,11 @@ def gil_state(suite):
     return text
 
 
-def is_tie(ratio, noise):
-    """A ratio whose interval holds 1, or within the noise floor."""
-    if ratio is None or ratio.includes_one():
-        return True
-    return abs(math.log(ratio.point)) < math.log(1 + (noise or 0.0))
+def is_tie(ratio):
+    """A paired ratio whose 95% interval holds 1 (or that has none). The
+    machine probe's spread is shown, not used here: the paired interval
+    already carries the noise that the two benchmarks' runs shared."""
+    return ratio is None or ratio.includes_one()
 
 
 # -- formatting ---------------------------------------------------------------
@@ -382,9 +414,12 @@ COLUMNS = [
      lambda r: "%d/%d" % (r.ratio.above, r.ratio.rounds) if r.ratio else "",
      lambda r: r.ratio.above if r.ratio else None),
     ("", "speedup_rounds", None, lambda r: r.ratio.rounds if r.ratio else None),
+    ("verdict", "verdict", lambda r: r.verdict or "", lambda r: r.verdict),
+    ("", "speedup_halfwidth", None, lambda r: half_width(r.ratio)),
     ("items/s", "items_per_s", lambda r: fmt_num(r.items_per_s, "%.0f"),
      lambda r: r.items_per_s),
     ("ideal", "ideal_s", lambda r: fmt_time(r.ideal), lambda r: r.ideal),
+    ("", "ideal_from", None, lambda r: r.ideal_from),
     ("efficiency", "efficiency",
      lambda r: "" if r.efficiency is None else "%.0f%%" % (r.efficiency * 100),
      lambda r: r.efficiency),
@@ -460,8 +495,10 @@ def header_lines(suites, paths):
         if noise:
             lines.append("  noise: machine speed varied %.0f%% across rounds and "
                          "%.0f%% between runs (a fixed probe before every batch); "
-                         "differences below ~%.0f%%, or whose interval holds 1, "
-                         "are ties" % (noise[0] * 100, noise[1] * 100, noise[1] * 100))
+                         "speedups pair runs of the same round, and their "
+                         "intervals carry what remains" % (noise[0] * 100,
+                                                           noise[1] * 100))
+        lines.extend("  " + line for line in decided_lines(suite, meta))
         state = gil_state(suite)
         if state:
             lines.append("  GIL: " + state)
@@ -473,21 +510,44 @@ def header_lines(suites, paths):
     return lines
 
 
+def decided_lines(suite, meta):
+    """How many rows the run decided (and made precise, under --precision)."""
+    rows = [r for group in build_rows(suite).values() for r in group
+            if r.verdict is not None]
+    if not rows:
+        return []
+    counts = {name: sum(1 for r in rows if r.verdict == name)
+              for name in ("faster", "slower", "same", "undecided")}
+    rounds = [len(r.round_ratios) for r in rows]
+    lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
+             "within 5%%, by their 95%% interval), %s rounds each" % (
+                 len(rows) - counts["undecided"], len(rows), counts["faster"],
+                 counts["slower"], counts["same"],
+                 "%d" % rounds[0] if min(rounds) == max(rounds)
+                 else "%d-%d" % (min(rounds), max(rounds)))]
+    target = meta.get("precision_target_pct")
+    if target:
+        within = sum(1 for r in rows if half_width(r.ratio) is not None
+                     and half_width(r.ratio) <= target / 100.0)
+        lines.append("precision: %d of %d speedups within +-%g%% (the target)"
+                     % (within, len(rows), target))
+    return lines
+
+
 def workload_params(rows):
     """The workload's own one-line description of its parameters."""
     return rows[0].meta.get("workload_params", "")
 
 
-def takeaways(rows, noise=None):
+def takeaways(rows):
     """A few sentences derived from the rows of one workload. A winner is
-    named alone only when every other candidate is slower beyond the noise
-    (paired interval clear of 1, difference above the noise floor);
-    otherwise the tie is named."""
+    named alone only when every other candidate is slower (paired interval
+    clear of 1); otherwise the tie is named."""
     ours = [r for r in rows if r.ours]
     if not ours:
         return []
     lines = []
-    best, tied = winners(ours, noise)
+    best, tied = winners(ours)
     text = "fastest: %s (%s" % (describe_winners(best, tied, lambda r: r.model),
                                 fmt_time(best.mean))
     if best.speedup:
@@ -495,7 +555,7 @@ def takeaways(rows, noise=None):
                                                              "the reference"))
     lines.append(text + ")")
     for counted, members in scaling_groups(ours).items():
-        best, tied = winners(members, noise)
+        best, tied = winners(members)
         lines.append("best %s count: %s (%s, %s)" % (
             best.meta["scaling_unit"],
             describe_winners(best, tied, lambda r: str(r.workers())),
@@ -506,7 +566,7 @@ def takeaways(rows, noise=None):
             series.setdefault(r.meta.get("scaling_series", ""), []).append(r)
         for label, rows_of in sorted(series.items()):
             rows_of.sort(key=lambda r: r.workers())
-            stop = stopped_helping(rows_of, noise)
+            stop = stopped_helping(rows_of)
             if stop is not None:
                 where = " (%s)" % label if label else ""
                 lines.append("more %s stopped helping after %d%s"
@@ -519,6 +579,23 @@ def takeaways(rows, noise=None):
     if bound:
         lines.append("server-bound (the server, not the model, set the pace): "
                      + ", ".join(bound))
+    wide = [r for r in ours if r.verdict == "undecided"
+            and len(getattr(r, "round_ratios", ())) >= WIDE_AFTER]
+    if wide:
+        lines.append("still undecided after %d rounds or more, the spread is "
+                     "the model's own: %s" % (WIDE_AFTER, ", ".join(
+                         "%s (per-round speedup %.2fx-%.2fx over %d rounds)" % (
+                             r.model, min(r.round_ratios), max(r.round_ratios),
+                             len(r.round_ratios)) for r in wide)))
+    incomplete = [r.model for r in ours if "cpu-incomplete" in r.flags]
+    if incomplete:
+        lines.append("cpu-incomplete: %s saw a process exit that no process "
+                     "whose CPU is read had reaped; its CPU figures are low and "
+                     "left out of the ideal" % ", ".join(incomplete))
+    source = next((r.ideal_from for r in ours if r.ideal_from), None)
+    if source and ours[0].meta.get("workload_kind") == "cpu":
+        lines.append("ideal: from the least CPU per item of any model (%s's)"
+                     % source)
     above = [r.model for r in ours if "above-ideal" in r.flags]
     if above:
         lines.append("above-ideal: %s ran faster than the ideal made from the "
@@ -538,15 +615,15 @@ def scaling_groups(rows):
     return groups
 
 
-def decisions(rows, noise):
+def decisions(rows):
     """{topic: the names the takeaways state as the winner, a tie's all}."""
     ours = [r for r in rows if r.ours]
     if not ours:
         return {}
-    best, tied = winners(ours, noise)
+    best, tied = winners(ours)
     found = {"fastest": {r.model for r in [best] + tied}}
     for members in scaling_groups(ours).values():
-        best, tied = winners(members, noise)
+        best, tied = winners(members)
         found["best %s count" % best.meta["scaling_unit"]] = {
             r.workers() for r in [best] + tied}
     return found
@@ -557,7 +634,6 @@ def agreement(first, other, workloads=None):
     of each other (of those both have), and takeaways that contradict (a
     winner, or tie, of one file that shares no name with the other's)."""
     rows = [build_rows(suite, workloads) for suite in (first, other)]
-    noises = [noise_floor(suite) for suite in (first, other)]
     close = total = 0
     contradictions = []
     for workload, group in rows[0].items():
@@ -570,8 +646,7 @@ def agreement(first, other, workloads=None):
                     row.speedup, twin.speedup)
         if workload not in rows[1]:
             continue
-        said = [decisions(g, n[1] if n else None)
-                for g, n in zip((group, rows[1][workload]), noises)]
+        said = [decisions(g) for g in (group, rows[1][workload])]
         for topic, names in said[0].items():
             if topic in said[1] and not names & said[1][topic]:
                 contradictions.append("%s %s: %s against %s" % (
@@ -581,11 +656,12 @@ def agreement(first, other, workloads=None):
             "contradictions": contradictions}
 
 
-def winners(rows, noise):
-    """The fastest row, and the others within noise of it (file order)."""
+def winners(rows):
+    """The fastest row, and the others whose paired interval against it
+    holds 1 (file order)."""
     best = min(rows, key=lambda r: r.mean)
     tied = [r for r in rows if r is not best
-            and is_tie(paired_ratio(r.by_round, best.by_round), noise)]
+            and is_tie(paired_ratio(r.by_round, best.by_round))]
     return best, tied
 
 
@@ -596,20 +672,18 @@ def describe_winners(best, tied, name):
     return "%s: within noise" % ", ".join(name(r) for r in together)
 
 
-def stopped_helping(members, noise=None):
+def stopped_helping(members):
     """The worker count after which adding workers no longer saved 5% or
-    more beyond the noise (``members`` sorted by worker count)."""
+    more, significantly (``members`` sorted by worker count)."""
     for current, following in zip(members, members[1:]):
         ratio = paired_ratio(current.by_round, following.by_round)
-        if is_tie(ratio, noise) or ratio.point < 1 / 0.95:
+        if is_tie(ratio) or ratio.point < 1 / 0.95:
             return current.workers()
     return None
 
 
 def render_single(suite, path, args):
     groups = build_rows(suite, args.workload)
-    noise = noise_floor(suite)
-    spread = noise[1] if noise else None
     if not groups:
         raise ReportError("%s: no benchmark of workload %s" % (path, ",".join(args.workload)))
     if args.format == "json":
@@ -617,7 +691,7 @@ def render_single(suite, path, args):
                            "workloads": {
                                name: {"rows": [{key: raw(r) for _, key, _, raw in COLUMNS}
                                                for r in sort_rows(rows, args.sort)],
-                                      "takeaways": takeaways(rows, spread)}
+                                      "takeaways": takeaways(rows)}
                                for name, rows in groups.items()}}, indent=2)
     if args.format == "csv":
         out = io.StringIO()
@@ -651,7 +725,7 @@ def render_single(suite, path, args):
         lines.append(table([c[0] for c in shown],
                            [[c[2](r) for c in shown] for r in sort_rows(rows, args.sort)],
                            args.format))
-        tips = takeaways(rows, spread)
+        tips = takeaways(rows)
         if tips:
             lines.append("")
             lines.extend(("- " if args.format == "markdown" else "  * ") + t for t in tips)
@@ -792,10 +866,9 @@ def best_per_file(suites, paths, workloads=None):
     """{workload: {file: the fastest model, or the models tied with it}}."""
     best = {}
     for suite, path in zip(suites, paths):
-        noise = noise_floor(suite)
         for workload, rows in build_rows(suite, workloads).items():
             ours = [r for r in rows if r.ours] or rows
-            fastest, tied = winners(ours, noise[1] if noise else None)
+            fastest, tied = winners(ours)
             best.setdefault(workload, {})[path] = [
                 r.model for r in sorted([fastest] + tied, key=lambda r: r.position)]
     return best

@@ -21,17 +21,40 @@ import random
 import pyperf
 
 
-def schedule(count, rounds, seed, interleave=True):
+def schedule(count, rounds, seed, interleave=True, extra=()):
     """[(round, index)] for ``count`` benchmarks: ``rounds`` shuffled rounds,
-    or (None, index) once each when pyperf's own order is kept."""
+    or (None, index) once each when pyperf's own order is kept; then the
+    ``extra`` rounds, each a list of the benchmark indexes it runs."""
     if not interleave:
         return [(None, index) for index in range(count)]
     tasks = []
     for round_number in range(rounds):
-        order = list(range(count))
-        random.Random("%d/%d" % (seed, round_number)).shuffle(order)
-        tasks.extend((round_number, index) for index in order)
+        tasks.extend(round_tasks(range(count), seed, round_number))
+    for number, members in enumerate(extra, start=rounds):
+        tasks.extend(round_tasks(members, seed, number))
     return tasks
+
+
+def round_tasks(members, seed, round_number):
+    """One round of the benchmarks ``members``, in the round's shuffled order."""
+    order = sorted(members)
+    random.Random("%d/%d" % (seed, round_number)).shuffle(order)
+    return [(round_number, index) for index in order]
+
+
+# Adaptive rounds: the master adds rounds for the undecided benchmarks, and
+# tells every worker it starts which (a worker finds its task by position).
+
+def format_extra(extra):
+    """--extra-rounds text: rounds separated by '/', indexes by ','."""
+    return "/".join(",".join(str(index) for index in members) for members in extra)
+
+
+def parse_extra(text):
+    if not text:
+        return []
+    return [[int(index) for index in part.split(",") if index]
+            for part in text.split("/")]
 
 
 def task_name(name, round_number):

@@ -145,6 +145,17 @@ BAD_INPUTS = [
     (["--workload", "sleep", "--append", "other.json"], "give -o or --append, not both"),
     (["--preset", "seeds-001", "--workload", "sleep"],
      "preset seeds-001 has no sleep workload; its workloads are: http"),
+    (["--precision", "0"], "--precision: 0 is out of range"),
+    (["--precision", "-5"], "--precision: -5 is out of range"),
+    (["--precision", "tight"], "--precision: 'tight' is not a number"),
+    (["--precision", "nan"], "--precision: nan is out of range"),
+    (["--max-time", "0"], "--max-time: '0' is not a positive duration"),
+    (["--max-time=-3m"], "--max-time: '-3m' is not a positive duration"),
+    (["--max-time", "soon"], "--max-time: 'soon' is not a duration"),
+    (["--precision", "10", "--pyperf-order"],
+     "--precision adds rounds to interleaved runs; it cannot be used with --pyperf-order"),
+    (["--max-time", "5m", "--pyperf-order"],
+     "--max-time adds rounds to interleaved runs; it cannot be used with --pyperf-order"),
 ]
 
 

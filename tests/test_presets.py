@@ -1,9 +1,11 @@
 """The quick preset tells the same story as the default one.
 
-Both presets run the same few models at their own sizes (as few rounds as
-a test affords); their takeaways must not contradict, and the default
-preset's main findings must hold in quick too, as ratios within each run
-with wide margins (the goals, measured on full runs, are in the README).
+Both presets run the same few models at their own sizes; their takeaways
+must not contradict, and the default preset's main findings must hold in
+quick too. A finding is asked of the tool's own verdict (the paired 95%
+interval clear of 1), with rounds added until the rows are decided within
+a bound, not of a fixed margin after two rounds: on a busy machine two
+rounds once gave rotate/threads-2 1.03x against a 1.3x margin.
 """
 
 import json
@@ -15,23 +17,26 @@ from concbench import report
 from conftest import run, run_bench
 
 SELECTION = ["--workload", "rotate,encode,sleep", "--model",
-             "sequential,threads-2,threads-4,asyncio", "-p", "2", "-n", "1",
+             "sequential,threads-2,asyncio", "-p", "2", "-n", "1",
              "-w", "1", "--quiet"]
+# Within a bound: the default sizes' first two rounds take about 40 s here.
+BUDGET = {"quick": "40s", "default": "80s"}
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("presets")
     for preset in ("quick", "default"):
-        proc = run_bench(["--preset", preset, "-o", preset + ".json"] + SELECTION, tmp)
+        proc = run_bench(["--preset", preset, "-o", preset + ".json",
+                          "--max-time", BUDGET[preset]] + SELECTION, tmp)
         assert proc.returncode == 0, proc.stderr
     return tmp
 
 
-def speedups(tmp, name):
+def rows(tmp, name):
     proc = run(["-m", "concbench.report", str(tmp / name), "--format", "json"], tmp)
     assert proc.returncode == 0, proc.stderr
-    return {row["benchmark"]: row["speedup"]
+    return {row["benchmark"]: row
             for workload in json.loads(proc.stdout)["workloads"].values()
             for row in workload["rows"]}
 
@@ -45,13 +50,15 @@ def test_takeaways_do_not_contradict(both):
 
 @pytest.mark.parametrize("preset", ["quick", "default"])
 def test_the_main_findings_hold(both, preset):
-    speedup = speedups(both, preset + ".json")
+    found = rows(both, preset + ".json")
     # Pillow releases the GIL: threads run rotations in parallel (2x on 2
-    # cores measured; a wide margin here).
-    assert speedup["rotate/threads-2"] > 1.3, speedup
-    # Waiting: one event loop beats four threads.
-    assert speedup["sleep/asyncio"] > speedup["sleep/threads-4"], speedup
+    # cores measured).
+    assert found["rotate/threads-2"]["verdict"] == "faster", found["rotate/threads-2"]
+    # Waiting: one event loop beats two threads (set by the latencies).
+    assert found["sleep/asyncio"]["speedup_ci_low"] > \
+        found["sleep/threads-2"]["speedup_ci_high"], found
     if not getattr(sys, "_is_gil_enabled", lambda: True)():
         pytest.skip("encode's finding is about a build with the GIL")
     # Pure-Python work under the GIL: threads are no faster.
-    assert speedup["encode/threads-2"] < 1.05, speedup
+    assert found["encode/threads-2"]["verdict"] in ("slower", "same"), \
+        found["encode/threads-2"]

@@ -147,7 +147,7 @@ def suite_of(times_by_model, rounds=5, noise=0.02, seed=1):
 
 def fastest_line(suite):
     rows = report.build_rows(suite)["w"]
-    return report.takeaways(rows, report.noise_floor(suite)[1])[0]
+    return report.takeaways(rows)[0]
 
 
 def test_takeaways_name_a_winner_only_when_it_is_clear():

@@ -1,0 +1,134 @@
+"""Rounds until each row is decided: verdicts, the added rounds, the budget.
+
+Mechanics are tested on the sleep workload, whose speedups are set by its
+latencies (deterministic to a fraction of a percent), so that whether a row
+is decided does not depend on how busy the machine is.
+"""
+
+import json
+import math
+import random
+
+import pyperf
+
+from concbench import adaptive, report
+from concbench.rounds import format_extra, parse_extra, schedule
+from concbench.stats import Ratio, half_width, verdict
+from conftest import run, run_bench
+
+SLEEP = ["--workload", "sleep", "--model", "sequential,threads-2,asyncio",
+         "--items", "4", "--latency-ms", "5", "--jitter-ms", "0",
+         "-n", "1", "-w", "0", "--quiet"]
+
+
+def test_verdicts_follow_the_interval():
+    assert verdict(Ratio(1.5, 1.2, 1.9, 3, 3)) == "faster"
+    assert verdict(Ratio(0.5, 0.4, 0.6, 0, 3)) == "slower"
+    assert verdict(Ratio(1.0, 0.97, 1.03, 2, 3)) == "same"
+    assert verdict(Ratio(1.1, 0.9, 1.3, 2, 3)) == "undecided"
+    assert verdict(Ratio(1.1, None, None, 1, 1)) == "undecided"
+    assert verdict(None) == "undecided"
+    assert abs(half_width(Ratio(2.0, 1.8, 2.2, 3, 3)) - 0.1) < 1e-9
+
+
+def test_extra_rounds_extend_the_schedule_alike_in_every_process():
+    extra = [[0, 2], [2, 0]]
+    assert parse_extra(format_extra(extra)) == extra
+    tasks = schedule(3, 2, 7, extra=extra)
+    assert tasks[:6] == schedule(3, 2, 7)
+    assert sorted(tasks[6:8]) == [(2, 0), (2, 2)]
+    assert sorted(tasks[8:]) == [(3, 0), (3, 2)]
+
+
+def file_of(ratios, rounds):
+    """A suite whose model 'm' has the given per-round speedups."""
+    benchmarks = []
+    for model, times in (("sequential", [1.0] * rounds),
+                         ("m", [1.0 / ratios[r % len(ratios)] for r in range(rounds)])):
+        runs = [pyperf.Run([value], metadata={
+            "name": "w/" + model, "workload": "w", "workload_kind": "cpu",
+            "model": model, "reference_model": "sequential", "round": number,
+            "items_per_batch": 4, "concurrency": 1, "parallelism": 1,
+            "interpreters": 1, "item_side": "sync", "unit": "second"},
+            collect_metadata=False) for number, value in enumerate(times)]
+        benchmarks.append(pyperf.Benchmark(runs))
+    return pyperf.BenchmarkSuite(benchmarks)
+
+
+def test_open_rows_are_the_undecided_ones_with_their_reference():
+    names = {"w/sequential", "w/m"}
+    assert adaptive.open_rows(file_of([1.3, 0.8, 1.1], 3), names) == {"w/m": "w/sequential"}
+    assert adaptive.open_rows(file_of([2.0, 2.02, 1.98], 3), names) == {}
+    # Decided, but not within +-1%: open under --precision 1.
+    tight = file_of([2.0, 2.1, 1.9], 3)
+    assert adaptive.open_rows(tight, names) == {}
+    assert adaptive.open_rows(tight, names, precision=1) == {"w/m": "w/sequential"}
+
+
+def test_a_spread_that_stays_wide_is_said():
+    rnd = random.Random(1)
+    wide = file_of([math.exp(rnd.gauss(0, 0.5)) for _ in range(8)], 8)
+    rows = report.build_rows(wide)["w"]
+    assert rows[1].verdict == "undecided"
+    said = [line for line in report.takeaways(rows) if "undecided after" in line]
+    assert said and "per-round speedup" in said[0] and "over 8 rounds" in said[0]
+
+
+def runs_by_round(path):
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    found = {}
+    for bench in suite.get_benchmarks():
+        for run_ in bench.get_runs():
+            meta = run_.get_metadata()
+            # The worker ran the benchmark it was meant to.
+            assert bench.get_name().endswith("/" + meta["model"])
+            found.setdefault(bench.get_name(), []).append(meta["round"])
+    return suite, found
+
+
+def test_one_round_then_rounds_until_decided(tmp_path):
+    proc = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "-o", "a.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "then rounds until every row decided, within 1m00s in all" in proc.stderr
+    assert "round 2 (added): 2 benchmark(s) still open" in proc.stderr
+    assert "every row is decided after" in proc.stderr
+    suite, found = runs_by_round(tmp_path / "a.json")
+    assert suite.get_metadata()["max_time_s"] == 60
+    rounds = found["sleep/sequential"]
+    assert rounds == list(range(len(rounds))) and len(rounds) >= 2
+    out = run(["-m", "concbench.report", "a.json", "--format", "json"], tmp_path)
+    rows = json.loads(out.stdout)["workloads"]["sleep"]["rows"]
+    verdicts = {row["benchmark"]: row["verdict"] for row in rows}
+    assert verdicts == {"sleep/sequential": None, "sleep/threads-2": "faster",
+                        "sleep/asyncio": "faster"}
+    # --append goes on numbering the rounds.
+    more = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "--append", "a.json"],
+                     tmp_path)
+    assert more.returncode == 0, more.stderr
+    _, after = runs_by_round(tmp_path / "a.json")
+    assert after["sleep/sequential"][:len(rounds)] == rounds
+    assert after["sleep/sequential"][len(rounds)] == len(rounds)
+    assert sorted(set(after["sleep/sequential"])) == after["sleep/sequential"]
+
+
+def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
+    proc = run_bench(SLEEP + ["-p", "2", "--precision", "0.001", "--max-time", "8s",
+                              "-o", "p.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "time budget (8s) spent after" in proc.stderr
+    assert "still imprecise" in proc.stderr
+    suite, found = runs_by_round(tmp_path / "p.json")
+    assert suite.get_metadata()["precision_target_pct"] == 0.001
+    assert len(found["sleep/asyncio"]) >= 3
+    out = run(["-m", "concbench.report", "p.json"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "precision: 0 of 2 speedups within +-0.001% (the target)" in out.stdout
+    assert "imprecise(+-" in out.stdout
+
+
+def test_a_fixed_count_adds_no_round(tmp_path):
+    proc = run_bench(SLEEP + ["-p", "1", "-o", "f.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "added" not in proc.stderr
+    _, found = runs_by_round(tmp_path / "f.json")
+    assert found["sleep/threads-2"] == [0]
