@@ -12,10 +12,12 @@ precise, and a ratio that is already tight (sleep: +-0.1%) gets no more runs.
 """
 
 import argparse
+import math
 import re
+import statistics
 
 from concbench.progress import format_duration
-from concbench.stats import half_width, verdict
+from concbench.stats import SAME_BAND, half_width, t_critical_95, verdict
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
 
@@ -57,12 +59,54 @@ def row_state(row, precision=None):
     return found, width is None or width > precision / 100.0
 
 
+# No estimate beyond this many rounds: a row that needs more is hopeless.
+MOST_ROUNDS = 200
+
+
+def rounds_needed(logs, precision=None):
+    """How many rounds in all the row is likely to need before its interval
+    is decided (or within +-``precision`` percent), if its per-round log
+    ratios keep the mean and spread of ``logs``: the least n whose 95%
+    half-width t(n-1) s / sqrt(n) fits the nearest target. With fewer than
+    two rounds there is no spread to go by: one more."""
+    count = len(logs)
+    if count < 2:
+        return count + 1
+    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    if spread == 0:
+        return count
+    if precision:
+        room = math.log(1 + precision / 100.0)
+    else:
+        # Faster or slower: the interval clear of 0; the same: inside the band.
+        room = max(abs(mean), min(math.log(SAME_BAND[1]) - mean,
+                                  mean - math.log(SAME_BAND[0])))
+    if room <= 0:
+        return MOST_ROUNDS
+    for total in range(max(count, 2), MOST_ROUNDS):
+        if t_critical_95(total - 1) * spread / math.sqrt(total) < room:
+            return total
+    return MOST_ROUNDS
+
+
+class OpenRow:
+    """A row still open: its name, its reference's, its rounds so far and
+    the rounds it is likely to need in all."""
+
+    def __init__(self, name, reference, rounds, needed):
+        self.name, self.reference = name, reference
+        self.rounds, self.needed = rounds, needed
+
+    def __repr__(self):
+        return "OpenRow(%s, %d/%d)" % (self.name, self.rounds, self.needed)
+
+
 def open_rows(suite, names, precision=None):
-    """{benchmark name: its reference's name} for the rows among ``names``
-    that are still open, read as the report reads them."""
+    """The rows among ``names`` that are still open, read as the report
+    reads them, in file order."""
     from concbench.report import build_rows
 
-    found = {}
+    found = []
     for rows in build_rows(suite).values():
         reference = next((r for r in rows
                           if r.model == r.meta.get("reference_model")), None)
@@ -72,8 +116,35 @@ def open_rows(suite, names, precision=None):
             if row is reference or row.name not in names or not row.ours:
                 continue
             if row_state(row, precision)[1]:
-                found[row.name] = reference.name
+                logs = [math.log(x) for x in row.round_ratios if x > 0]
+                found.append(OpenRow(row.name, reference.name, len(logs),
+                                     rounds_needed(logs, precision)))
     return found
+
+
+def choose(still, cost, remaining):
+    """The open rows to run in the next round, within ``remaining`` seconds:
+    those likely to be decided within the budget first (fewest rounds still
+    needed), each with its reference; the others only when no such row is
+    left, since a budget the user gave is there to be spent. ``cost``: the
+    seconds a benchmark's worker last took, by name."""
+    def chance(row):
+        per_round = cost(row.name) + cost(row.reference)
+        more = row.needed - row.rounds
+        return more * per_round <= remaining, more
+
+    ranked = sorted(still, key=lambda row: (not chance(row)[0], chance(row)[1]))
+    hopeful = [row for row in ranked if chance(row)[0]]
+    chosen, members, spent = [], set(), 0.0
+    for row in hopeful or ranked:
+        extra = cost(row.name) + (0.0 if row.reference in members
+                                  else cost(row.reference))
+        if spent + extra > remaining:
+            continue
+        chosen.append(row)
+        members.update((row.name, row.reference))
+        spent += extra
+    return chosen, members, spent
 
 
 class Plan:

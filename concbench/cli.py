@@ -18,7 +18,7 @@ import time
 import pyperf
 
 from concbench import gil
-from concbench.adaptive import Plan, open_rows
+from concbench.adaptive import Plan, choose, open_rows
 from concbench.batches import time_batches
 from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
 from concbench.figures import HOOK_NAME
@@ -315,42 +315,44 @@ class Master:
         self.progress.task_done(run, last)
 
     def add_rounds(self, plan):
-        """Rounds of the open benchmarks and their references, while the
-        next one fits in the budget."""
+        """Rounds of the open benchmarks and their references, while one
+        fits in the budget (``concbench.adaptive.choose`` picks which)."""
         names = set(self.order)
         extra = []
+
+        def cost(name):
+            return self.took.get(self.order[name], 0.0)
+        what = "imprecise" if plan.precision else "undecided"
         while True:
             still = open_rows(self.results.suite, names, plan.precision)
             elapsed = time.monotonic() - self.start
+            rounds = self.args.rounds + len(extra)
             if not still:
                 say("every row %s after %d rounds (%s)" % (
                     "is within +-%g%%" % plan.precision if plan.precision
-                    else "is decided", self.args.rounds + len(extra),
-                    format_duration(elapsed)))
+                    else "is decided", rounds, format_duration(elapsed)))
                 return
-            members = sorted({self.order[name] for pair in still.items()
-                              for name in pair})
-            cost = sum(self.took.get(index, 0.0) for index in members)
-            if elapsed + cost > plan.max_time:
-                shown = sorted(still, key=self.order.get)
+            remaining = plan.max_time - elapsed
+            chosen, members, _ = choose(still, cost, remaining)
+            if not chosen:
+                shown = [row.name for row in still]
                 say("time budget (%s) spent after %d rounds: %d benchmark(s) "
                     "still %s: %s%s" % (
-                        format_duration(plan.max_time), self.args.rounds + len(extra),
-                        len(still), "imprecise" if plan.precision else "undecided",
+                        format_duration(plan.max_time), rounds, len(still), what,
                         ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
                 return
-            number = self.args.rounds + len(extra)
-            extra.append(members)
+            indexes = sorted(self.order[name] for name in members)
+            extra.append(indexes)
             # Workers started from now on register the same schedule.
             self.args.extra_rounds = self.runner.args.extra_rounds = \
                 format_extra(extra)
-            say("round %d (added): %d benchmark(s) still open, with their "
-                "reference(s) %d tasks; %s left of %s" % (
-                    number + 1, len(still), len(members),
-                    format_duration(max(0, plan.max_time - elapsed)),
+            say("round %d (added): %d benchmark(s) still %s, %d in this round "
+                "(%d tasks); %s left of %s" % (
+                    rounds + 1, len(still), what, len(chosen), len(indexes),
+                    format_duration(max(0, remaining)),
                     format_duration(plan.max_time)))
-            for _, index in round_tasks(members, self.args.order_seed, number):
-                self.run(number, index, False)
+            for _, index in round_tasks(indexes, self.args.order_seed, rounds):
+                self.run(rounds, index, False)
 
 
 def run_task(runner, bench, name, metadata, results):

@@ -145,7 +145,7 @@ def _live_counters(exclude):
     cutime and cstime): a forkserver's children are reaped by the
     forkserver, not by this process, so their CPU is only found there.
     Context switches of those reaped processes are kept by no counter this
-    process can read, so they are missing (README)."""
+    process can read: the sampler reads them while they live."""
     import psutil
     cpu = system = voluntary = involuntary = 0
     for child in _tree(exclude):
@@ -202,6 +202,10 @@ class BatchProbe:
         peak = self.sampler.stop()
         cpu, system, voluntary, involuntary = (
             b - a for a, b in zip(self.counters, after))
+        # Switches of processes a descendant reaped (a forkserver's
+        # children), as the sampler last read them.
+        voluntary += peak["reaped_switches"][0]
+        involuntary += peak["reaped_switches"][1]
         return BatchFigures(
             counts={"cpu_tree": cpu, "cpu_tree_system": system,
                     "ctx_switches_voluntary": voluntary,
@@ -240,10 +244,12 @@ class Sampler:
         if not line:
             raise RuntimeError("the memory sampler exited (status %s)"
                                % self.process.poll())
-        method, memory, threads, processes, samples, lost = line.split()
+        method, memory, threads, processes, samples, lost, voluntary, \
+            involuntary = line.split()
         return {"method": method, "memory": int(memory), "threads": int(threads),
                 "processes": int(processes), "samples": int(samples),
-                "lost": int(lost)}
+                "lost": int(lost),
+                "reaped_switches": (int(voluntary), int(involuntary))}
 
     def start(self):
         return self._ask("start")

@@ -46,6 +46,18 @@ def _stat_linux(pid):
     return int(fields[21]) * PAGE, int(fields[17]), int(fields[1])
 
 
+def _switches_linux(pid):
+    """(voluntary, involuntary) context switches of PID so far."""
+    found = [0, 0]
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                found[0] = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                found[1] = int(line.split()[1])
+    return found
+
+
 def _last_pid():
     """The id the kernel gave the newest process or thread on the machine
     (/proc/loadavg's last field): when it has not changed, no process was
@@ -106,7 +118,9 @@ class TreeMemory:
     its parent: one that is gone by the end, and whose parent was neither
     the root nor still in the tree, was not reaped by a process whose CPU
     counters the worker reads (``concbench.figures``), so the batch's CPU
-    is incomplete.
+    is incomplete. A process whose parent is not the root has its context
+    switches read at every sample: once its parent (a forkserver) reaps it,
+    no counter the worker can read keeps them.
     """
 
     def __init__(self, root, exclude):
@@ -121,10 +135,24 @@ class TreeMemory:
         self.list_cost = 0.0
         self.last_pid = None
         self.parents = {}       # pid -> parent, of every process seen
+        self.switches = {}      # pid -> its switches, when not the root's child
         self.live = set()
 
     def begin(self):
         self.parents = {}
+        self.switches = {}
+
+    def reaped_switches(self):
+        """Context switches, as last read, of the processes seen since
+        ``begin`` that are gone and were reaped by a process still in the
+        tree other than the root (whose reaped children's switches the
+        worker reads itself)."""
+        total = [0, 0]
+        for pid, counts in self.switches.items():
+            parent = self.parents.get(pid)
+            if pid not in self.live and parent in self.live and parent != self.root:
+                total = [a + b for a, b in zip(total, counts)]
+        return total
 
     def lost(self):
         """How many processes seen since ``begin`` are gone without having
@@ -164,9 +192,12 @@ class TreeMemory:
         threads = 0
         for pid in self.pids:
             try:
-                rss[pid], count, self.parents[pid] = _stat_linux(pid)
+                rss[pid], count, parent = _stat_linux(pid)
+                if parent != self.root:
+                    self.switches[pid] = _switches_linux(pid)
             except (OSError, ValueError, IndexError):   # exited meanwhile
                 continue
+            self.parents[pid] = parent
             threads += count
         return rss, threads
 
@@ -244,24 +275,26 @@ def sampler_main(root):
     batches), then every 10 ms (20 ms where only psutil is available); the
     start and stop samples read PSS in full. The stop line ends with the
     number of processes seen that the worker's CPU counters may have missed
-    (always 0 where only psutil is available: it cannot tell).
+    (always 0 where only psutil is available: it cannot tell), then the
+    context switches of processes reaped outside the worker's reach.
     """
     method = choose_method(root)
     exclude = {os.getpid()}
     if method == "pss":
         tree = TreeMemory(root, exclude)
         sample, interval = tree.sample, 0.01
-        begin, lost = tree.begin, tree.lost
+        begin, lost, switches = tree.begin, tree.lost, tree.reaped_switches
     else:
         def sample(force=False):
             return sample_tree_psutil(root, exclude, method)
         interval = 0.02
-        begin, lost = (lambda: None), (lambda: 0)
+        begin, lost, switches = (lambda: None), (lambda: 0), (lambda: (0, 0))
     stdin = sys.stdin
 
-    def reply(figures, samples, missed=0):
-        sys.stdout.write("%s %d %d %d %d %d\n"
-                         % ((method,) + tuple(figures) + (samples, missed)))
+    def reply(figures, samples, missed=0, reaped=(0, 0)):
+        sys.stdout.write("%s %d %d %d %d %d %d %d\n"
+                         % ((method,) + tuple(figures) + (samples, missed)
+                            + tuple(reaped)))
         sys.stdout.flush()
 
     while True:
@@ -279,7 +312,7 @@ def sampler_main(root):
             samples += 1
         command = stdin.readline().strip()
         peak = [max(p, f) for p, f in zip(peak, sample(force=True))]
-        reply(peak, samples + 1, lost())
+        reply(peak, samples + 1, lost(), switches())
         if command != "stop":
             return
 

@@ -55,14 +55,47 @@ def file_of(ratios, rounds):
     return pyperf.BenchmarkSuite(benchmarks)
 
 
+def opened(suite, precision=None):
+    return [(row.name, row.reference) for row in
+            adaptive.open_rows(suite, {"w/sequential", "w/m"}, precision)]
+
+
 def test_open_rows_are_the_undecided_ones_with_their_reference():
-    names = {"w/sequential", "w/m"}
-    assert adaptive.open_rows(file_of([1.3, 0.8, 1.1], 3), names) == {"w/m": "w/sequential"}
-    assert adaptive.open_rows(file_of([2.0, 2.02, 1.98], 3), names) == {}
+    assert opened(file_of([1.3, 0.8, 1.1], 3)) == [("w/m", "w/sequential")]
+    assert opened(file_of([2.0, 2.02, 1.98], 3)) == []
     # Decided, but not within +-1%: open under --precision 1.
     tight = file_of([2.0, 2.1, 1.9], 3)
-    assert adaptive.open_rows(tight, names) == {}
-    assert adaptive.open_rows(tight, names, precision=1) == {"w/m": "w/sequential"}
+    assert opened(tight) == []
+    assert opened(tight, precision=1) == [("w/m", "w/sequential")]
+
+
+def test_rounds_needed_grow_with_the_spread_and_near_the_band():
+    logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
+    assert adaptive.rounds_needed(logs[:1]) == 2
+    clear = adaptive.rounds_needed(logs)
+    noisier = adaptive.rounds_needed([2 * x for x in logs[1:]] + [-0.1])
+    assert 3 < clear < noisier
+    near_one = adaptive.rounds_needed([0.06, -0.04, 0.01])
+    assert near_one > clear
+    assert adaptive.rounds_needed([0.5, -0.5, 0.0]) == adaptive.MOST_ROUNDS
+    assert adaptive.rounds_needed(logs, precision=1) > adaptive.rounds_needed(
+        logs, precision=10)
+
+
+def test_rows_likely_to_be_decided_go_first_within_the_budget():
+    rows = [adaptive.OpenRow("w/slow-hope", "w/ref", 3, 60),
+            adaptive.OpenRow("w/soon", "w/ref", 3, 4),
+            adaptive.OpenRow("w/later", "w/ref", 3, 6)]
+    cost = {"w/ref": 1.0, "w/soon": 1.0, "w/later": 2.0, "w/slow-hope": 1.0}.get
+    chosen, members, spent = adaptive.choose(rows, cost, remaining=20.0)
+    # 57 more rounds of 2 s do not fit in 20 s: left out while others can win.
+    assert [row.name for row in chosen] == ["w/soon", "w/later"]
+    assert members == {"w/ref", "w/soon", "w/later"} and spent == 4.0
+    chosen, _, _ = adaptive.choose(rows, cost, remaining=2.5)
+    assert [row.name for row in chosen] == ["w/soon"]
+    chosen, _, _ = adaptive.choose(rows[:1], cost, remaining=20.0)
+    assert [row.name for row in chosen] == ["w/slow-hope"]
+    assert adaptive.choose(rows, cost, remaining=1.5)[0] == []
 
 
 def test_a_spread_that_stays_wide_is_said():
@@ -90,7 +123,8 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     proc = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "then rounds until every row decided, within 1m00s in all" in proc.stderr
-    assert "round 2 (added): 2 benchmark(s) still open" in proc.stderr
+    assert "round 2 (added): 2 benchmark(s) still undecided, 2 in this round" \
+        in proc.stderr
     assert "every row is decided after" in proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
     assert suite.get_metadata()["max_time_s"] == 60
