@@ -67,10 +67,10 @@ def rounds_needed(logs, precision=None):
     """How many rounds in all the row is likely to need before its interval
     is decided (or within +-``precision`` percent), if its per-round log
     ratios keep the mean and spread of ``logs``: the least n whose 95%
-    half-width t(n-1) s / sqrt(n) fits the nearest target. With fewer than
-    two rounds there is no spread to go by: one more."""
+    half-width t(n-1) s / sqrt(n) fits the nearest target. The spread of
+    two rounds says too little to give a row up: below three, one more."""
     count = len(logs)
-    if count < 2:
+    if count < 3:
         return count + 1
     mean, spread = statistics.fmean(logs), statistics.stdev(logs)
     if spread == 0:

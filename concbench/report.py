@@ -26,8 +26,8 @@ import statistics
 import subprocess
 import sys
 
-from concbench.stats import (half_width, log_spread, paired_ratio, quantile,
-                             unpaired_ratio, verdict)
+from concbench.stats import (half_width, paired_ratio, quantile, unpaired_ratio,
+                             verdict)
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.units import format_time as fmt_time
 
@@ -124,6 +124,7 @@ class Row:
         self.ratio = None       # the reference's time / this row's, paired
         self.speedup = None
         self.verdict = None     # faster, slower, same, undecided (not the reference)
+        self.round_ratios = []  # the reference's value / this row's, per round
         self.ideal = None
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
@@ -580,7 +581,7 @@ def takeaways(rows):
         lines.append("server-bound (the server, not the model, set the pace): "
                      + ", ".join(bound))
     wide = [r for r in ours if r.verdict == "undecided"
-            and len(getattr(r, "round_ratios", ())) >= WIDE_AFTER]
+            and len(r.round_ratios) >= WIDE_AFTER]
     if wide:
         lines.append("still undecided after %d rounds or more, the spread is "
                      "the model's own: %s" % (WIDE_AFTER, ", ".join(

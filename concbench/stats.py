@@ -136,9 +136,3 @@ def half_width(ratio):
     if ratio is None or ratio.low is None:
         return None
     return max(ratio.high / ratio.point - 1, 1 - ratio.low / ratio.point)
-
-
-def log_spread(ratio_values):
-    """Standard deviation of the logarithms of per-round ratios."""
-    logs = [math.log(x) for x in ratio_values if x > 0]
-    return statistics.stdev(logs) if len(logs) >= 2 else None

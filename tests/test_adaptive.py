@@ -71,7 +71,9 @@ def test_open_rows_are_the_undecided_ones_with_their_reference():
 
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
+    # Two rounds are too few to give a row up.
     assert adaptive.rounds_needed(logs[:1]) == 2
+    assert adaptive.rounds_needed([0.5, -0.5]) == 3
     clear = adaptive.rounds_needed(logs)
     noisier = adaptive.rounds_needed([2 * x for x in logs[1:]] + [-0.1])
     assert 3 < clear < noisier
