@@ -50,3 +50,14 @@ def test_without_a_venv_one_line_says_what_to_run(tmp_path):
         assert lines[0].startswith("%s: error: pyperf" % name)
         assert "run `make venv` in %s" % clone in lines[0]
     assert not (tmp_path / "data.json").exists()
+
+
+def test_launchers_run_as_a_user_types_them():
+    """`./bench.py` and `./report.py`, not `python report.py`: a launcher
+    that lost its executable bit failed for users while every test passed."""
+    for name, args in (("bench.py", ["--list", "--workload", "sleep"]),
+                       ("report.py", [str(ROOT / "tests" / "data" / "slow.json")])):
+        proc = subprocess.run(["./" + name] + args, cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, (name, proc.stderr)
+        assert "sleep/" in proc.stdout
