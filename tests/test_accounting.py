@@ -6,17 +6,22 @@ done; a process that escapes the tree is recorded, not silently missed.
 """
 
 import json
+import multiprocessing
+import os
+import resource
 import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import pyperf
+import pytest
 
-from concbench.figures import Sampler
+from concbench.figures import Sampler, tree_counters
 from conftest import run, run_bench
 
-ROTATE_MODELS = "sequential,threads-2,processes-2-chunk-4,processes-2-chunk-4-forkserver"
+ROTATE_MODELS = "sequential,processes-2-chunk-4,processes-2-chunk-4-forkserver"
 
 
 def runs_of(path):
@@ -28,10 +33,11 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
     """Its processes are the forkserver's children: their CPU is read from
     the forkserver's counters of reaped children. Undercounted (0.2 s per
     batch against 0.95 s forked), it became rotate's ideal and every row's
-    efficiency fell (sequential to 30%). Counted, it is somewhat more than
-    the fork pool's: each forkserver child imports what a forked child
-    inherits (about 50 ms of CPU per process for a trivial function here,
-    more with Pillow), so the bound above is loose."""
+    efficiency fell (sequential to 30%). Counted, it is more than the fork
+    pool's: each forkserver child imports what a forked child inherits
+    (1.4-1.8x per batch here), a fixed cost per batch whose share depends on
+    the machine, so only a gross double count is caught here; the exact
+    check is the next test's."""
     proc = run_bench(["--workload", "rotate", "--model", ROTATE_MODELS,
                       "-p", "2", "-n", "1", "-w", "1", "-o", "r.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -41,13 +47,39 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
         return sum(meta["cpu_tree"] for meta in found[name])
     fork, forkserver = (cpu("rotate/processes-2-chunk-4"),
                         cpu("rotate/processes-2-chunk-4-forkserver"))
-    assert 0.9 <= forkserver / fork <= 1.6, (fork, forkserver)
+    assert 0.9 <= forkserver / fork <= 2.5, (fork, forkserver)
     assert all(meta["cpu_complete"] == "yes" for runs in found.values() for meta in runs)
     report = run(["-m", "concbench.report", "r.json", "--format", "json"], tmp_path)
     rows = {row["benchmark"]: row for row in
             json.loads(report.stdout)["workloads"]["rotate"]["rows"]}
     assert rows["rotate/sequential"]["efficiency"] >= 0.70, rows["rotate/sequential"]
     assert rows["rotate/sequential"]["ideal_from"] in ROTATE_MODELS.split(",")
+
+
+def square_loop(item):
+    """CPU work, then the pool process's own CPU so far."""
+    total = sum(number * number for number in range(300_000))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return os.getpid(), usage.ru_utime + usage.ru_stime, total
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_tree_cpu_equals_what_the_pool_processes_used(method):
+    """The tree's CPU over a pool's life against each pool process's own
+    getrusage at its last task: equal but for the exits and the forks."""
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(2, mp_context=context) as pool:     # the forkserver
+        list(pool.map(abs, range(2)))
+    before = tree_counters()
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
+        results = list(pool.map(square_loop, range(8), chunksize=1))
+    after = tree_counters(before=False)
+    own = {}
+    for pid, cpu, _ in results:
+        own[pid] = max(own.get(pid, 0.0), cpu)
+    counted = after[0] - before[0]
+    assert sum(own.values()) * 0.95 <= counted <= sum(own.values()) + 0.15, (
+        counted, own)
 
 
 def test_pool_processes_of_a_short_batch_are_seen(tmp_path):

@@ -150,8 +150,10 @@ def test_concurrent_models_overlap_io(model_name):
 
     The sleep batch is bound by latency, so the ratio is robust on a busy
     machine: a concurrent model must take well under half the sequential time.
+    Latencies of 50 ms leave room for a pool's start-up (four processes took
+    100 ms on a slow day, against 25 ms items: 203 ms for 403 ms sequential).
     """
-    workload = workloads.get("sleep")(items=16, latency_ms=25.0, jitter_ms=0.0)
+    workload = workloads.get("sleep")(items=16, latency_ms=50.0, jitter_ms=0.0)
     items = workload.make_items()
     timings = {}
     for name in ("sequential", model_name):
