@@ -6,19 +6,15 @@ done; a process that escapes the tree is recorded, not silently missed.
 """
 
 import json
-import multiprocessing
-import os
-import resource
 import subprocess
 import sys
 import textwrap
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import pyperf
 import pytest
 
-from concbench.figures import Sampler, tree_counters
+from concbench.figures import Sampler
 from conftest import run, run_bench
 
 ROTATE_MODELS = "sequential,processes-2-chunk-4,processes-2-chunk-4-forkserver"
@@ -56,30 +52,44 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
     assert rows["rotate/sequential"]["ideal_from"] in ROTATE_MODELS.split(",")
 
 
-def square_loop(item):
-    """CPU work, then the pool process's own CPU so far."""
-    total = sum(number * number for number in range(300_000))
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return os.getpid(), usage.ru_utime + usage.ru_stime, total
+# Run in a process of its own: the pool's helpers (a forkserver, the
+# resource tracker) live as long as the process that started them, and
+# would count in the in-process figures of other tests.
+TREE_CPU = textwrap.dedent("""
+    import json, multiprocessing, os, resource, sys
+    from concurrent.futures import ProcessPoolExecutor
+    from concbench.figures import tree_counters
+
+    def square_loop(item):
+        total = sum(number * number for number in range(300_000))
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return os.getpid(), usage.ru_utime + usage.ru_stime
+
+    if __name__ == "__main__":
+        context = multiprocessing.get_context(sys.argv[1])
+        with ProcessPoolExecutor(2, mp_context=context) as pool:  # the forkserver
+            list(pool.map(abs, range(2)))
+        before = tree_counters()
+        with ProcessPoolExecutor(2, mp_context=context) as pool:
+            results = list(pool.map(square_loop, range(8), chunksize=1))
+        after = tree_counters(before=False)
+        own = {}
+        for pid, cpu in results:
+            own[pid] = max(own.get(pid, 0.0), cpu)
+        print(json.dumps([after[0] - before[0], sum(own.values())]))
+""")
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
-def test_tree_cpu_equals_what_the_pool_processes_used(method):
+def test_tree_cpu_equals_what_the_pool_processes_used(tmp_path, method):
     """The tree's CPU over a pool's life against each pool process's own
     getrusage at its last task: equal but for the exits and the forks."""
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(2, mp_context=context) as pool:     # the forkserver
-        list(pool.map(abs, range(2)))
-    before = tree_counters()
-    with ProcessPoolExecutor(2, mp_context=context) as pool:
-        results = list(pool.map(square_loop, range(8), chunksize=1))
-    after = tree_counters(before=False)
-    own = {}
-    for pid, cpu, _ in results:
-        own[pid] = max(own.get(pid, 0.0), cpu)
-    counted = after[0] - before[0]
-    assert sum(own.values()) * 0.95 <= counted <= sum(own.values()) + 0.15, (
-        counted, own)
+    script = tmp_path / "tree_cpu.py"
+    script.write_text(TREE_CPU)
+    proc = run([script, method], tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    counted, own = json.loads(proc.stdout)
+    assert own * 0.95 <= counted <= own + 0.15, (counted, own)
 
 
 def test_pool_processes_of_a_short_batch_are_seen(tmp_path):
