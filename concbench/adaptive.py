@@ -17,7 +17,7 @@ import re
 import statistics
 
 from concbench.progress import format_duration
-from concbench.stats import SAME_BAND, half_width, t_critical_95, verdict
+from concbench.stats import SAME_BAND, imprecise, t_critical_95, verdict
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
 
@@ -49,14 +49,12 @@ def percentage(text):
     return value
 
 
-def row_state(row, precision=None):
-    """(verdict, open): the row's verdict, and whether it still needs rounds
-    (undecided, or wider than +-``precision`` percent)."""
-    found = verdict(row.ratio)
+def is_open(row, precision=None):
+    """Whether the row still needs rounds: undecided, or wider than
+    +-``precision`` percent."""
     if precision is None:
-        return found, found == "undecided"
-    width = half_width(row.ratio)
-    return found, width is None or width > precision / 100.0
+        return verdict(row.ratio) == "undecided"
+    return imprecise(row.ratio, precision)
 
 
 # No estimate beyond this many rounds: a row that needs more is hopeless.
@@ -83,7 +81,7 @@ def rounds_needed(logs, precision=None):
                                   mean - math.log(SAME_BAND[0])))
     if room <= 0:
         return MOST_ROUNDS
-    for total in range(max(count, 2), MOST_ROUNDS):
+    for total in range(count, MOST_ROUNDS):
         if t_critical_95(total - 1) * spread / math.sqrt(total) < room:
             return total
     return MOST_ROUNDS
@@ -108,17 +106,13 @@ def open_rows(suite, names, precision=None):
 
     found = []
     for rows in build_rows(suite).values():
-        reference = next((r for r in rows
-                          if r.model == r.meta.get("reference_model")), None)
-        if reference is None:
-            continue
         for row in rows:
-            if row is reference or row.name not in names or not row.ours:
+            if (row.reference is None or row is row.reference
+                    or row.name not in names or not is_open(row, precision)):
                 continue
-            if row_state(row, precision)[1]:
-                logs = [math.log(x) for x in row.round_ratios if x > 0]
-                found.append(OpenRow(row.name, reference.name, len(logs),
-                                     rounds_needed(logs, precision)))
+            logs = [math.log(x) for x in row.round_ratios()]
+            found.append(OpenRow(row.name, row.reference.name, len(logs),
+                                 rounds_needed(logs, precision)))
     return found
 
 
@@ -128,13 +122,12 @@ def choose(still, cost, remaining):
     needed), each with its reference; the others only when no such row is
     left, since a budget the user gave is there to be spent. ``cost``: the
     seconds a benchmark's worker last took, by name."""
-    def chance(row):
+    def can_finish(row):
         per_round = cost(row.name) + cost(row.reference)
-        more = row.needed - row.rounds
-        return more * per_round <= remaining, more
+        return (row.needed - row.rounds) * per_round <= remaining
 
-    ranked = sorted(still, key=lambda row: (not chance(row)[0], chance(row)[1]))
-    hopeful = [row for row in ranked if chance(row)[0]]
+    ranked = sorted(still, key=lambda row: row.needed - row.rounds)
+    hopeful = [row for row in ranked if can_finish(row)]
     chosen, members, spent = [], set(), 0.0
     for row in hopeful or ranked:
         extra = cost(row.name) + (0.0 if row.reference in members

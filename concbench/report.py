@@ -26,8 +26,8 @@ import statistics
 import subprocess
 import sys
 
-from concbench.stats import (half_width, paired_ratio, quantile, unpaired_ratio,
-                             verdict)
+from concbench.stats import (half_width, imprecise, paired_ratio, quantile,
+                             unpaired_ratio, verdict)
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.units import format_time as fmt_time
 
@@ -124,7 +124,7 @@ class Row:
         self.ratio = None       # the reference's time / this row's, paired
         self.speedup = None
         self.verdict = None     # faster, slower, same, undecided (not the reference)
-        self.round_ratios = []  # the reference's value / this row's, per round
+        self.reference = None   # the workload's reference row
         self.ideal = None
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
@@ -187,6 +187,10 @@ class Row:
             return self.meta["parallelism"]
         return self.meta["interpreters"]
 
+    def round_ratios(self):
+        """The reference's value / this row's, per round both ran."""
+        return self.ratio.values if self.ratio else []
+
     def is_async(self):
         return self.meta.get("item_side") == "async"
 
@@ -196,6 +200,7 @@ class Row:
         side, sync or async, whose libraries differ), or None."""
         if not self.ours or reference is None or not self.knows_model():
             return
+        self.reference = reference
         cpu_per_item = least.cpu_per_item if least else None
         if self is reference:
             self.speedup = 1.0
@@ -204,10 +209,6 @@ class Row:
             self.speedup = (self.ratio.point if self.ratio
                             else reference.mean / self.mean)
             self.verdict = verdict(self.ratio)
-            self.round_ratios = [reference.by_round[r] / self.by_round[r]
-                                 for r in sorted(set(reference.by_round)
-                                                 & set(self.by_round))
-                                 if self.by_round[r] > 0]
         if self.meta.get("workload_kind") == "io" and self.items:
             latency = self.meta.get("latency_ms", 0.0) / 1000.0
             jitter = self.meta.get("jitter_ms", 0.0) / 1000.0
@@ -250,10 +251,9 @@ class Row:
             self.flags.append("unstable")
         if self.verdict == "undecided":
             self.flags.append("undecided")
-        width = half_width(self.ratio)
-        if precision and self.verdict and width is not None \
-                and width > precision / 100.0:
-            self.flags.append("imprecise(+-%.0f%%)" % (width * 100))
+        if precision and self.verdict and self.ratio and self.ratio.low \
+                and imprecise(self.ratio, precision):
+            self.flags.append("imprecise(+-%.0f%%)" % (half_width(self.ratio) * 100))
         # Above 100% as shown (to the percent): the ideal was not a bound.
         if self.efficiency and round(self.efficiency * 100) > 100:
             self.flags.append("above-ideal")
@@ -519,7 +519,7 @@ def decided_lines(suite, meta):
         return []
     counts = {name: sum(1 for r in rows if r.verdict == name)
               for name in ("faster", "slower", "same", "undecided")}
-    rounds = [len(r.round_ratios) for r in rows]
+    rounds = [len(r.round_ratios()) for r in rows]
     lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
              "within 5%%, by their 95%% interval), %s rounds each" % (
                  len(rows) - counts["undecided"], len(rows), counts["faster"],
@@ -528,8 +528,7 @@ def decided_lines(suite, meta):
                  else "%d-%d" % (min(rounds), max(rounds)))]
     target = meta.get("precision_target_pct")
     if target:
-        within = sum(1 for r in rows if half_width(r.ratio) is not None
-                     and half_width(r.ratio) <= target / 100.0)
+        within = sum(1 for r in rows if not imprecise(r.ratio, target))
         lines.append("precision: %d of %d speedups within +-%g%% (the target)"
                      % (within, len(rows), target))
     return lines
@@ -581,13 +580,13 @@ def takeaways(rows):
         lines.append("server-bound (the server, not the model, set the pace): "
                      + ", ".join(bound))
     wide = [r for r in ours if r.verdict == "undecided"
-            and len(r.round_ratios) >= WIDE_AFTER]
+            and len(r.round_ratios()) >= WIDE_AFTER]
     if wide:
         lines.append("still undecided after %d rounds or more, the spread is "
                      "the model's own: %s" % (WIDE_AFTER, ", ".join(
                          "%s (per-round speedup %.2fx-%.2fx over %d rounds)" % (
-                             r.model, min(r.round_ratios), max(r.round_ratios),
-                             len(r.round_ratios)) for r in wide)))
+                             r.model, min(r.round_ratios()), max(r.round_ratios()),
+                             len(r.round_ratios())) for r in wide)))
     incomplete = [r.model for r in ours if "cpu-incomplete" in r.flags]
     if incomplete:
         lines.append("cpu-incomplete: %s saw a process exit that no process "

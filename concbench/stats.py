@@ -42,11 +42,13 @@ class Ratio:
     """A ratio of times with its 95% interval: ``point`` is the geometric
     mean of the per-round ratios, [``low``, ``high``] a Student's t interval
     on their logarithms (None with fewer than 2 rounds), ``above`` how many
-    rounds had a ratio above 1, ``rounds`` how many were paired."""
+    rounds had a ratio above 1, ``rounds`` how many were paired, ``values``
+    the per-round ratios (paired ratios only)."""
 
-    def __init__(self, point, low, high, above, rounds):
+    def __init__(self, point, low, high, above, rounds, values=()):
         self.point, self.low, self.high = point, low, high
         self.above, self.rounds = above, rounds
+        self.values = list(values)
 
     def includes_one(self):
         return self.low is None or self.low <= 1.0 <= self.high
@@ -81,7 +83,7 @@ def paired_ratio(numerator, denominator):
     low, high = (None, None) if half is None else (math.exp(mean - half),
                                                    math.exp(mean + half))
     return Ratio(math.exp(mean), low, high, sum(1 for x in ratios if x > 1),
-                 len(ratios))
+                 len(ratios), ratios)
 
 
 def unpaired_ratio(numerator, denominator):
@@ -136,3 +138,10 @@ def half_width(ratio):
     if ratio is None or ratio.low is None:
         return None
     return max(ratio.high / ratio.point - 1, 1 - ratio.low / ratio.point)
+
+
+def imprecise(ratio, precision):
+    """Whether the interval is wider than +-``precision`` percent (or
+    missing)."""
+    width = half_width(ratio)
+    return width is None or width > precision / 100.0
