@@ -61,6 +61,7 @@ def run_batch(bench, prepared):
         tree.counts.update(counts)
         tree.lows["probe_s"] = speed
         tree.any_yes["gil_enabled"] = gil_before or gil.enabled()
+        tree.labels.update(bench.model.run_labels())
         if gil.GilWatch.modules:
             tree.labels["gil_enabled_by"] = ",".join(gil.GilWatch.modules)
         recorder.add_batch(clock.elapsed, tree)

@@ -556,9 +556,12 @@ def takeaways(rows):
     lines.append(text + ")")
     for counted, members in scaling_groups(ours).items():
         best, tied = winners(members)
+        counts = [r.workers() for r in [best] + tied]
+        # Two series (chunk sizes) can tie at one count: name the models.
+        name = ((lambda r: str(r.workers())) if len(set(counts)) == len(counts)
+                else (lambda r: r.model))
         lines.append("best %s count: %s (%s, %s)" % (
-            best.meta["scaling_unit"],
-            describe_winners(best, tied, lambda r: str(r.workers())),
+            best.meta["scaling_unit"], describe_winners(best, tied, name),
             best.model, fmt_time(best.mean)))
         # One series per label (chunk size): only the worker count changes.
         series = {}

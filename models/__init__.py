@@ -17,6 +17,7 @@ FAMILIES = [
     ".serial:Serial",
     ".hybrid:Hybrid",
     ".eager:Eager",
+    ".interpreters:Interpreters",
 ]
 
 

@@ -104,6 +104,11 @@ class Model:
     def libraries(self):
         return []
 
+    def run_labels(self):
+        """Words about the batch just run that only running it tells (which
+        GIL a pool's interpreters had), for the run's metadata."""
+        return {}
+
     def open(self):
         """Create what outlives a batch (a reused pool); not timed."""
 

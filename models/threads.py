@@ -1,44 +1,65 @@
-"""threads-N: a ThreadPoolExecutor with N workers mapping the sync item.
+"""threads-N[-chunk-C]: a ThreadPoolExecutor with N workers, C items per task.
 
 With the default pool lifetime ("fresh") each batch creates and shuts down
 its pool, as a script does; "-reuse" keeps one pool across batches
 (seeds/001's threads-recreate against threads-reuse).
+
+Without a chunk, each item is one task (Executor.map: a future, a lock and a
+queue operation per item). On a free-threaded build that per-item cost,
+contended across threads, decides much of whether threads scale for
+pure-Python work; "-chunk-C" maps tasks of C items, as the process models
+do, so the suite shows both.
 """
 
 from concurrent.futures import ThreadPoolExecutor
 
 from .base import PoolModel, positive
+from .chunks import map_chunks
 
 
 class Threads(PoolModel):
     family = "threads"
     OWNS = r"threads(-.*)?"
-    PATTERN = r"threads-(?P<threads>\d+)(?:-(?P<lifetime>reuse))?"
-    FORM = "threads-N or threads-N-reuse, N >= 1"
+    PATTERN = (r"threads-(?P<threads>\d+)(?:-chunk-(?P<chunk>\d+))?"
+               r"(?:-(?P<lifetime>reuse))?")
+    FORM = "threads-N[-chunk-C][-reuse], N >= 1 and C >= 1"
     pool_kind = "thread"
 
-    def __init__(self, threads, lifetime="fresh"):
+    def __init__(self, threads, chunk=None, lifetime="fresh"):
         super().__init__(lifetime)
         self.threads = positive("the number of threads", threads)
+        self.chunk = None if chunk is None else positive("the chunk size", chunk)
 
     @property
     def name(self):
-        suffix = "-reuse" if self.lifetime == "reuse" else ""
-        return "threads-%d%s" % (self.threads, suffix)
+        name = "threads-%d" % self.threads
+        if self.chunk is not None:
+            name += "-chunk-%d" % self.chunk
+        if self.lifetime == "reuse":
+            name += "-reuse"
+        return name
 
     @property
     def parallelism(self):
         return self.threads
 
     def scaling(self):
-        if self.lifetime == "fresh":
-            return ("threads", "thread", "")
-        return None
+        if self.lifetime != "fresh":
+            return None
+        return ("threads", "thread",
+                "" if self.chunk is None else "chunk %d" % self.chunk)
 
     def metadata(self):
         meta = super().metadata()
         meta["threads"] = self.threads
+        if self.chunk is not None:
+            meta["chunk_size"] = self.chunk
         return meta
 
     def new_pool(self):
         return ThreadPoolExecutor(max_workers=self.threads)
+
+    def map(self, pool, sync_fn, items):
+        if self.chunk is None:
+            return list(pool.map(sync_fn, items))
+        return map_chunks(pool, sync_fn, items, self.chunk)

@@ -1,6 +1,7 @@
 """bench.py end to end: JSON that pyperf reads, stable names, bad input."""
 
 import os
+import sys
 
 import pyperf
 import pytest
@@ -102,8 +103,8 @@ def test_list_of_presets_and_globs(tmp_path):
                         tmp_path)
     assert threads.returncode == 0
     assert threads.stdout.split() == [
-        "rotate/threads-2", "rotate/threads-4", "rotate/threads-8",
-        "rotate/threads-4-reuse"]
+        "rotate/threads-2", "rotate/threads-2-chunk-4", "rotate/threads-4",
+        "rotate/threads-8", "rotate/threads-4-reuse"]
     extra = run_bench(["--list", "--model", "sequential,threads-64",
                        "--workload", "sleep"], tmp_path)
     assert extra.stdout.split() == ["sleep/sequential", "sleep/threads-64"]
@@ -125,7 +126,11 @@ BAD_INPUTS = [
      "--latency-ms does not apply to the selected workloads (encode)"),
     (["--workload", "sleep", "--latency-ms", "5", "--jitter-ms", "9"],
      "jitter (9 ms) must be between 0 and the latency (5 ms)"),
-    (["--model", "threads-x"], "expected threads-N or threads-N-reuse"),
+    (["--model", "threads-x"], "expected threads-N[-chunk-C][-reuse]"),
+    (["--model", "threads-2-chunk-0"], "the chunk size must be at least 1"),
+    (["--model", "interpreters-0"], "the number of interpreters must be at least 1"),
+    (["--workload", "rotate", "--model", "interpreters-2"],
+     "interpreters-2 cannot run rotate: "),
     (["--model", "asyncio-limit-0"], "the concurrency limit must be at least 1"),
     (["--model", "hybrid-0"], "the number of threads must be at least 1"),
     (["--items", "100000000000"], "--items: 100000000000 is out of range"),
@@ -157,6 +162,10 @@ BAD_INPUTS = [
     (["--max-time", "5m", "--pyperf-order"],
      "--max-time adds rounds to interleaved runs; it cannot be used with --pyperf-order"),
 ]
+if sys.version_info < (3, 13):
+    BAD_INPUTS.append((["--workload", "encode", "--model", "interpreters-2"],
+                       "interpreters-2 cannot run encode: subinterpreter pools "
+                       "need Python 3.13 or later"))
 
 
 @pytest.mark.parametrize("args, message", BAD_INPUTS)

@@ -18,8 +18,17 @@ TINY_SELECTION = ["--workload", "sleep,encode", "--model",
 
 
 def pyenv_bins():
+    """pyenv's versions as `make versions` orders them: the newest patch
+    release of a version first."""
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    return sorted(glob.glob(os.path.join(root, "versions", "3.*", "bin")))
+
+    def release(path):
+        name = os.path.basename(os.path.dirname(path))
+        return (not name.endswith("t"),
+                [int(part) if part.isdigit() else -1
+                 for part in name.rstrip("t").split(".")])
+    return sorted(glob.glob(os.path.join(root, "versions", "3.*", "bin")),
+                  key=release, reverse=True)
 
 
 def search_path():
@@ -38,8 +47,11 @@ def interpreters():
         for candidate in candidates:
             if not candidate or not os.path.exists(candidate):
                 continue
-            proc = subprocess.run([candidate, "-c", "import sys, venv"],
-                                  capture_output=True)
+            # A free-threaded build also installs python3.X: not this one.
+            proc = subprocess.run(
+                [candidate, "-c", "import sys, sysconfig, venv; sys.exit("
+                 "bool(sysconfig.get_config_var('Py_GIL_DISABLED')))"],
+                capture_output=True)
             if proc.returncode == 0:
                 found[version] = candidate
                 break

@@ -18,6 +18,8 @@ MODELS = [
     "sequential",
     "threads-3",
     "threads-2-reuse",
+    "threads-2-chunk-4",
+    "threads-3-chunk-2-reuse",
     "processes-2-chunk-2",
     "processes-2-chunk-1-reuse",
     "processes-1-chunk-3-spawn",
@@ -142,7 +144,8 @@ def test_exception_in_an_item_is_not_swallowed(model_name):
         model.close()
 
 
-@pytest.mark.parametrize("model_name", ["threads-8", "processes-4-chunk-1",
+@pytest.mark.parametrize("model_name", ["threads-8", "threads-8-chunk-2",
+                                        "processes-4-chunk-1",
                                         "asyncio", "uvloop", "hybrid-2",
                                         "hybrid-4-uvloop", "asyncio-limit-8"])
 def test_concurrent_models_overlap_io(model_name):
@@ -168,6 +171,10 @@ def test_concurrent_models_overlap_io(model_name):
     ("threads-0", "the number of threads must be at least 1"),
     ("processes--1", "expected processes-N-chunk-C"),
     ("processes-2-chunk-0", "the chunk size must be at least 1"),
+    ("threads-2-chunk-0", "the chunk size must be at least 1"),
+    ("threads-2-chunks-4", "expected threads-N"),
+    ("interpreters-0", "the number of interpreters must be at least 1"),
+    ("interpreters-2-chunk-0", "the chunk size must be at least 1"),
     ("asyncio-limit-0", "the concurrency limit must be at least 1"),
     ("hybrid-0", "the number of threads must be at least 1"),
     ("fibers-4", "unknown model"),

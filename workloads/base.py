@@ -114,6 +114,9 @@ class Workload:
     # Parameters the workload can supply itself in the master when the user
     # gives none (provide()): the local load server's URL.
     PROVIDED = ()
+    # Why the items cannot run in a subinterpreter with its own GIL ("" if
+    # they can): a library they need does not support several interpreters.
+    subinterpreters = ""
 
     def __init__(self, **params):
         defaults = self.defaults()

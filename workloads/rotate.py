@@ -29,6 +29,9 @@ class Rotate(Workload):
                Option("rotations", "--rotations", "1-degree rotations per rotate item",
                       int, 1, 1000, default=10))
     REPORTED = ("items_per_batch", "image_size", "rotations", "seed")
+    subinterpreters = ("Pillow does not support subinterpreters (its C module "
+                       "declares no Py_mod_multiple_interpreters slot), so it "
+                       "cannot be imported in an interpreter with its own GIL")
     PRESETS = {
         "quick": preset(["sequential", "threads-2", "processes-2-chunk-4",
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
@@ -36,7 +39,8 @@ class Rotate(Workload):
                         # the default sizes (2x on 2 cores), small enough
                         # for a smoke run.
                         items=16, image_size=384),
-        "default": preset(["sequential", "threads-2", "threads-4", "threads-8",
+        "default": preset(["sequential", "threads-2", "threads-2-chunk-4",
+                           "threads-4", "threads-8",
                            "threads-4-reuse", "processes-1-chunk-4",
                            "processes-2-chunk-4", "processes-4-chunk-4",
                            "processes-2-chunk-1", "processes-2-chunk-4-reuse",
