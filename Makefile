@@ -32,10 +32,12 @@ bench: $(STAMP)
 	$(BIN)/python report.py $(OUT)
 
 # Every Python version found runs the same preset (tox.ini), one after the
-# other, then pyperf compare_to and report.py compare them.
+# other, then pyperf compare_to and report.py compare them. One load server,
+# started here on this venv's Python (granian), serves every version's http
+# rows, so that they compare the clients' interpreters, not two servers.
 versions: $(STAMP)
 	PATH="$(VERSIONS_PATH)" $(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)") \
-		$(BIN)/tox $(TOX_ARGS)
+		$(BIN)/python -m concbench.shared_server $(BIN)/tox $(TOX_ARGS)
 
 # One of the seeds' experiments (presets.SCENARIOS), then its report:
 # make scenario NAME=seeds-003-io   (seeds-004 also needs DB_URL=postgresql://...)

@@ -755,6 +755,20 @@ def significance(ratio):
     return not ratio.includes_one()
 
 
+# A row of two files measures the same thing only if these agree: the
+# workload's parameters, and for http the server and the Python it ran on.
+SAME_IN_A_COMPARISON = (("workload_params", "workload parameters"),
+                        ("http_server", "server"),
+                        ("http_server_python", "server's Python"))
+
+
+def not_comparable(row, ref):
+    """What differs between two files' rows that must not ("" if nothing)."""
+    differ = [label for key, label in SAME_IN_A_COMPARISON
+              if row.meta.get(key) != ref.meta.get(key)]
+    return "different " + " and ".join(differ) if differ else ""
+
+
 def compare_rows(suites, paths, args):
     per_file = [{r.name: r for rows in build_rows(s, args.workload).values()
                  for r in rows} for s in suites]
@@ -771,7 +785,10 @@ def compare_rows(suites, paths, args):
             entry = {"file": path}
             if row is not None:
                 entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak)
-                if ref is not None and row is not ref:
+                differs = not_comparable(row, ref) if ref is not None else ""
+                if differs and row is not ref:
+                    entry["not_comparable"] = differs
+                elif ref is not None and row is not ref:
                     # Runs of two files are not paired: each file's per-round
                     # values form one sample.
                     ratio = unpaired_ratio(list(row.by_round.values()),
@@ -818,10 +835,14 @@ def render_compare(suites, paths, args):
                 continue
             row.append("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])))
             if i:
-                row.append(describe_change(entry.get("time_change"),
+                row.append("not comparable: " + entry["not_comparable"]
+                           if "not_comparable" in entry else
+                           describe_change(entry.get("time_change"),
                                            entry.get("time_significant")))
             row.append(fmt_mib(entry.get("mem_peak_bytes")))
-            if i:
+            if i and "not_comparable" in entry:
+                row.append("not comparable")
+            elif i:
                 pct = entry.get("mem_change_pct")
                 interval = entry.get("mem_change_ci_pct")
                 text = None if pct is None else "%+.1f%%" % pct + (
@@ -833,7 +854,7 @@ def render_compare(suites, paths, args):
         writer = csv.writer(out, lineterminator="\n")
         keys = ("mean_s", "stdev_s", "time_ratio", "time_ci_low", "time_ci_high",
                 "time_significant", "mem_peak_bytes", "mem_change_pct",
-                "mem_significant")
+                "mem_significant", "not_comparable")
         writer.writerow(("benchmark", "file") + keys)
         for record in records:
             for entry in record["files"]:

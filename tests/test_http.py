@@ -229,6 +229,41 @@ def test_bench_writes_http_figures_and_stops_its_server(tmp_path):
     assert server_processes(since) == []
 
 
+def test_one_shared_server_serves_every_run_of_a_command(tmp_path):
+    """make versions: one load server for every interpreter's runs."""
+    since = time.time()
+    runs = " && ".join(
+        "%s %s %s -o %s.json" % (sys.executable, BENCH, " ".join(
+            HTTP_TINY + ["--model", "sequential,asyncio"] + TINY_RUNNER), name)
+        for name in ("a", "b"))
+    proc = subprocess.run([sys.executable, "-m", "concbench.shared_server",
+                           "sh", "-c", runs], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    import pyperf
+    seen = set()
+    for name in ("a", "b"):
+        for bench in pyperf.BenchmarkSuite.load(str(tmp_path / (name + ".json"))) \
+                .get_benchmarks():
+            meta = bench.get_metadata()
+            seen.add((meta["server_url"], meta["http_server"],
+                      meta["http_server_python"]))
+            assert all(run.get_metadata()["server_requests"] == 8
+                       for run in bench.get_runs())
+    assert len(seen) == 1, seen
+    assert proc.stderr.count("bench.py: using the load server at %s "
+                             "(CONCBENCH_SERVER_URL)" % seen.pop()[0]) == 2
+    time.sleep(0.5)
+    assert server_processes(since) == []
+    # Its exit status is the command's; no command is a usage error.
+    failed = subprocess.run([sys.executable, "-m", "concbench.shared_server",
+                             "sh", "-c", "exit 3"], capture_output=True, timeout=60)
+    assert failed.returncode == 3
+    usage = subprocess.run([sys.executable, "-m", "concbench.shared_server"],
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and usage.stderr.startswith("usage: ")
+
+
 def test_external_faulty_server_failures_reach_the_json(tmp_path, faulty_server):
     first = stats(faulty_server)["requests"]
     proc = run_bench(HTTP_TINY + ["--items", "40", "--model", "sequential",

@@ -94,9 +94,37 @@ def test_workload_filter_and_sort():
     assert times == sorted(times)
 
 
-def test_comparison_direction_and_significance():
+def relabelled(tmp_path, source, like, prefix="", **meta):
+    """A copy of ``source`` whose benchmarks carry ``like``'s workload
+    description, plus ``meta`` for those whose name starts with ``prefix``:
+    what the comparison checks, nothing measured."""
+    params = {b.get_name(): b.get_metadata().get("workload_params")
+              for b in pyperf.BenchmarkSuite.load(like).get_benchmarks()}
+    data = json.loads((ROOT / source).read_text())
+    for bench in data["benchmarks"]:
+        common = bench.setdefault("metadata", {})
+        name = common.get("name") or bench["runs"][0]["metadata"]["name"]
+        for run_ in bench["runs"]:
+            run_.setdefault("metadata", {}).update(
+                workload_params=params[name],
+                **(meta if name.startswith(prefix) else {}))
+        common.pop("workload_params", None)
+    path = tmp_path / os.path.basename(source)
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_comparison_direction_and_significance(tmp_path):
+    # Rows whose workload parameters differ are not compared...
     proc = report(DATA + "/small.json", DATA + "/slow.json", "--format", "json")
     assert proc.returncode == 0, proc.stderr
+    records = {r["benchmark"]: r for r in json.loads(proc.stdout)["benchmarks"]}
+    slow = records["sleep/sequential"]["files"][1]
+    assert slow["not_comparable"] == "different workload parameters"
+    assert "time_change" not in slow and "mem_change_pct" not in slow
+    # ...rows that agree are: slow.json's latency, labelled as small.json's.
+    slow_path = relabelled(tmp_path, DATA + "/slow.json", str(ROOT / DATA / "small.json"))
+    proc = report(DATA + "/small.json", slow_path, "--format", "json")
     records = {r["benchmark"]: r for r in json.loads(proc.stdout)["benchmarks"]}
     slow = records["sleep/sequential"]["files"][1]
     assert " slower [" in slow["time_change"] and slow["time_ratio"] > 1.5
@@ -104,6 +132,16 @@ def test_comparison_direction_and_significance():
     assert slow["time_significant"] is True
     same = records["sleep/sequential"]["files"][0]
     assert "time_change" not in same
+    # A different server (or its Python) on an http row: not compared either.
+    other = relabelled(tmp_path, DATA + "/small.json",
+                       str(ROOT / DATA / "small.json"), prefix="http/",
+                       http_server_python="3.13.5t")
+    proc = report(DATA + "/small.json", other)
+    table = [line for line in proc.stdout.splitlines()
+             if line.startswith("http/sequential ")]
+    assert len(table) == 1 and "not comparable: different server's Python" in table[0]
+    assert [line for line in proc.stdout.splitlines()
+            if line.startswith("sleep/sequential ")][0].count("not comparable") == 0
 
 
 def test_takeaways_name_the_fastest_model():

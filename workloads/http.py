@@ -210,7 +210,12 @@ def detect_endpoint(url):
                      "or an httpbin" % url)
 
 
-def check_server(url):
+# Set by python -m concbench.shared_server: the load server every bench.py
+# it starts uses instead of starting its own (when --server-url is not given).
+SHARED_SERVER_ENV = "CONCBENCH_SERVER_URL"
+
+
+def check_server(url, given_as="--server-url"):
     """One line if the server does not answer at all (any status will do)."""
     try:
         with urllib.request.urlopen(url + "/get", timeout=5):
@@ -219,7 +224,7 @@ def check_server(url):
         pass    # it answers; the workload counts what it answers
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise ValueError("--server-url %s does not answer: %s" % (url, reason)) from None
+        raise ValueError("%s %s does not answer: %s" % (given_as, url, reason)) from None
 
 
 class Http(Workload):
@@ -347,6 +352,14 @@ class Http(Workload):
                      else "httpbin's /delay and /bytes", endpoint),
                   file=sys.stderr, flush=True)
             return {"endpoint": endpoint}
+        shared = os.environ.get(SHARED_SERVER_ENV)
+        if shared:
+            # One server for several runs (make versions): each interpreter's
+            # clients meet the same server, on the same Python.
+            check_server(shared, SHARED_SERVER_ENV)
+            print("bench.py: using the load server at %s (%s)"
+                  % (shared, SHARED_SERVER_ENV), file=sys.stderr, flush=True)
+            return {"server_url": shared, "endpoint": "work"}
         import atexit
 
         from concbench.servers.process import LocalServer
