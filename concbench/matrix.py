@@ -167,11 +167,8 @@ def build_matrix(args, left_out=None):
     selected = selected_workloads(args, left_out)
     check_options_apply(args, [cls for cls, _ in selected])
     patterns = split(args.model) if args.model else None
-    # A model named outright for a workload named outright must run: one
-    # that cannot is an error, not a note. A workload that only the preset
-    # brings is left out for it, with the reason.
+    # Models named outright must run: one that cannot is an error, not a note.
     named = {p for p in patterns or () if not any(c in p for c in "*?[")}
-    named_workloads = set(split(args.workload)) if args.workload else set()
     matrix = []
     preset_names = set()
     unsupported = []
@@ -189,7 +186,7 @@ def build_matrix(args, left_out=None):
             raise MatrixError(str(exc)) from None
         for model in chosen:
             reason = model.supports(workload)
-            if reason and model.name in named and cls.name in named_workloads:
+            if reason and model.name in named:
                 raise MatrixError("%s cannot run %s: %s" % (model.name, cls.name, reason))
             if reason:
                 left_out.append("%s/%s: left out, %s" % (cls.name, model.name, reason))

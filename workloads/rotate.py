@@ -47,7 +47,10 @@ class Rotate(Workload):
                            # Python 3.14's default start method on Linux.
                            "processes-2-chunk-4-forkserver",
                            "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                           "hybrid-4"], items=64, image_size=384),
+                           # Left out, with the reason (subinterpreters): in
+                           # the list so that --list and every run say why.
+                           "hybrid-4", "interpreters-2-chunk-4"],
+                          items=64, image_size=384),
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL[:7]]
                        + ["threads-4-reuse"]
