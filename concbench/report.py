@@ -661,11 +661,28 @@ def agreement(first, other, workloads=None):
 
 def winners(rows):
     """The fastest row, and the others whose paired interval against it
-    holds 1 (file order)."""
-    best = min(rows, key=lambda r: r.mean)
+    holds 1 (file order).
+
+    Rows that ran a different number of rounds (added rounds go to the
+    undecided ones) are ranked by their speedup against the common
+    reference, paired by round, rather than by their means over different
+    moments; and two rows whose speedup intervals against it are disjoint
+    differ, however few rounds they share with each other."""
+    if all(r.speedup for r in rows):
+        best = max(rows, key=lambda r: (r.speedup, -r.mean))
+    else:
+        best = min(rows, key=lambda r: r.mean)
     tied = [r for r in rows if r is not best
-            and is_tie(paired_ratio(r.by_round, best.by_round))]
+            and is_tie(paired_ratio(r.by_round, best.by_round))
+            and not disjoint(r.ratio, best.ratio)]
     return best, tied
+
+
+def disjoint(first, second):
+    """Two speedup intervals against the same reference that do not meet."""
+    if first is None or second is None or first.low is None or second.low is None:
+        return False
+    return first.high < second.low or second.high < first.low
 
 
 def describe_winners(best, tied, name):

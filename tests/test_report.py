@@ -231,3 +231,29 @@ def test_ideal_uses_the_drawn_latencies(tmp_path):
     assert rows["sleep/asyncio"]["ideal_s"] == pytest.approx(meta["latency_max_s"])
     for row in rows.values():
         assert row["efficiency"] <= 1.0, row
+
+
+def test_winners_rank_by_paired_speedup_and_disjoint_intervals_differ():
+    """A row with 2 rounds against one with 31: its mean over other moments
+    must not make it the winner, nor a tie with a row whose speedup interval
+    against the same reference is disjoint from its own."""
+    from types import SimpleNamespace
+
+    from concbench.report import winners
+    from concbench.stats import paired_ratio
+
+    slow_days = {r: 0.40 for r in range(3, 31)}
+    reference = SimpleNamespace(by_round={0: 0.26, 1: 0.26, 2: 0.26, **slow_days})
+    few = SimpleNamespace(by_round={0: 0.300, 1: 0.302, 2: 0.301})  # 0.86x
+    many = SimpleNamespace(by_round={0: 0.21, 1: 0.22, 2: 0.23,
+                                     **{r: 0.33 + 0.001 * r for r in slow_days}})
+    for row in (few, many):
+        row.ratio = paired_ratio(reference.by_round, row.by_round)
+        row.speedup = row.ratio.point
+        row.mean = sum(row.by_round.values()) / len(row.by_round)
+    reference.ratio, reference.speedup = None, 1.0
+    reference.mean = sum(reference.by_round.values()) / len(reference.by_round)
+    assert few.mean < many.mean     # the trap: fewer rounds, on a fast day
+    assert few.ratio.high < 1 < many.ratio.low
+    best, tied = winners([reference, few, many])
+    assert best is many and tied == []
