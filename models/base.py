@@ -13,6 +13,8 @@ import re
 import threading
 import time
 
+from .chunks import map_chunks
+
 
 class ModelError(ValueError):
     """A model name that does not parse, or parameters out of range."""
@@ -156,10 +158,28 @@ class PoolModel(Model):
     """
 
     pool_kind = ""
+    # Thread and interpreter pools map tasks of ``chunk`` items themselves
+    # (None: one task per item); process pools pass it as map's chunksize.
+    chunk = None
 
     def __init__(self, lifetime="fresh"):
         self.lifetime = lifetime
         self._pool = None
+
+    def pool_name(self, family, workers):
+        """family-N[-chunk-C][-reuse]."""
+        name = "%s-%d" % (family, workers)
+        if self.chunk is not None:
+            name += "-chunk-%d" % self.chunk
+        if self.lifetime == "reuse":
+            name += "-reuse"
+        return name
+
+    def chunk_series(self, counted, unit):
+        """scaling() of a fresh pool: one series per chunk size."""
+        if self.lifetime != "fresh":
+            return None
+        return (counted, unit, "" if self.chunk is None else "chunk %d" % self.chunk)
 
     @property
     def timed(self):
@@ -171,6 +191,8 @@ class PoolModel(Model):
     def metadata(self):
         meta = super().metadata()
         meta["pool_lifetime"] = self.lifetime
+        if self.chunk is not None:
+            meta["chunk_size"] = self.chunk
         return meta
 
     @property
@@ -181,7 +203,9 @@ class PoolModel(Model):
         raise NotImplementedError
 
     def map(self, pool, sync_fn, items):
-        return list(pool.map(sync_fn, items))
+        if self.chunk is None:
+            return list(pool.map(sync_fn, items))
+        return map_chunks(pool, sync_fn, items, self.chunk)
 
     def open(self):
         if self.lifetime == "reuse":

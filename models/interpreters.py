@@ -27,7 +27,6 @@ import sys
 import threading
 
 from .base import ModelError, PoolModel, positive
-from .chunks import map_chunks
 
 BACKPORT = "interpreters-pep-734"
 
@@ -125,12 +124,7 @@ class Interpreters(PoolModel):
 
     @property
     def name(self):
-        name = "interpreters-%d" % self.ninterpreters
-        if self.chunk is not None:
-            name += "-chunk-%d" % self.chunk
-        if self.lifetime == "reuse":
-            name += "-reuse"
-        return name
+        return self.pool_name("interpreters", self.ninterpreters)
 
     @property
     def parallelism(self):
@@ -141,10 +135,7 @@ class Interpreters(PoolModel):
         return self.ninterpreters
 
     def scaling(self):
-        if self.lifetime != "fresh":
-            return None
-        return ("interpreters", "interpreter",
-                "" if self.chunk is None else "chunk %d" % self.chunk)
+        return self.chunk_series("interpreters", "interpreter")
 
     def supports(self, workload):
         cls, why = executor()
@@ -158,8 +149,6 @@ class Interpreters(PoolModel):
     def metadata(self):
         meta = super().metadata()
         meta["interpreters_impl"] = executor()[1]
-        if self.chunk is not None:
-            meta["chunk_size"] = self.chunk
         return meta
 
     def run_labels(self):
@@ -187,10 +176,7 @@ class Interpreters(PoolModel):
         why = why_unpicklable(sync_fn)
         if why:
             raise ModelError("%s cannot run this workload: %s" % (self.name, why))
-        if self.chunk is None:
-            results = list(pool.map(sync_fn, items))
-        else:
-            results = map_chunks(pool, sync_fn, items, self.chunk)
+        results = super().map(pool, sync_fn, items)
         self.gils.update(interpreter_gils())
         return results
 

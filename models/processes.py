@@ -62,8 +62,7 @@ class Processes(PoolModel):
 
     def metadata(self):
         meta = super().metadata()
-        meta.update(processes=self.nprocesses, chunk_size=self.chunk,
-                    start_method=self.start_method)
+        meta.update(processes=self.nprocesses, start_method=self.start_method)
         return meta
 
     def new_pool(self):

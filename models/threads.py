@@ -14,7 +14,6 @@ do, so the suite shows both.
 from concurrent.futures import ThreadPoolExecutor
 
 from .base import PoolModel, positive
-from .chunks import map_chunks
 
 
 class Threads(PoolModel):
@@ -32,34 +31,19 @@ class Threads(PoolModel):
 
     @property
     def name(self):
-        name = "threads-%d" % self.threads
-        if self.chunk is not None:
-            name += "-chunk-%d" % self.chunk
-        if self.lifetime == "reuse":
-            name += "-reuse"
-        return name
+        return self.pool_name("threads", self.threads)
 
     @property
     def parallelism(self):
         return self.threads
 
     def scaling(self):
-        if self.lifetime != "fresh":
-            return None
-        return ("threads", "thread",
-                "" if self.chunk is None else "chunk %d" % self.chunk)
+        return self.chunk_series("threads", "thread")
 
     def metadata(self):
         meta = super().metadata()
         meta["threads"] = self.threads
-        if self.chunk is not None:
-            meta["chunk_size"] = self.chunk
         return meta
 
     def new_pool(self):
         return ThreadPoolExecutor(max_workers=self.threads)
-
-    def map(self, pool, sync_fn, items):
-        if self.chunk is None:
-            return list(pool.map(sync_fn, items))
-        return map_chunks(pool, sync_fn, items, self.chunk)
