@@ -9,7 +9,7 @@ import sys
 import time
 import traceback
 
-from concbench import gil
+from concbench import gil, schema
 from concbench.figures import BatchProbe, RunFigures
 from concbench.models.base import BatchClock
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
@@ -58,12 +58,12 @@ def run_batch(bench, prepared):
     refuse_total_failure(bench, counts)
     warn_server_busy(bench, counts, clock.elapsed)
     if recorder is not None:
-        tree.counts.update(counts)
-        tree.lows["probe_s"] = speed
-        tree.any_yes["gil_enabled"] = gil_before or gil.enabled()
-        tree.labels.update(bench.model.run_labels())
+        tree.update(counts)
+        tree[schema.PROBE_S] = speed
+        tree[schema.GIL_ENABLED] = gil_before or gil.enabled()
+        tree.update(bench.model.run_labels())
         if gil.GilWatch.modules:
-            tree.labels["gil_enabled_by"] = ",".join(gil.GilWatch.modules)
+            tree[schema.GIL_ENABLED_BY] = ",".join(gil.GilWatch.modules)
         recorder.add_batch(clock.elapsed, tree)
     return clock.elapsed
 
@@ -85,16 +85,16 @@ def machine_probe(repeat=3, loops=20_000):
 def refuse_total_failure(bench, counts):
     """A server that died or refuses everything: counting failures for every
     remaining batch and benchmark would say nothing."""
-    if counts.get("items") and counts.get("failures") == counts["items"]:
-        kinds = ", ".join("%s %d" % (key[len("failures_"):], value)
+    if counts.get(schema.ITEMS) and counts.get(schema.FAILURES) == counts[schema.ITEMS]:
+        kinds = ", ".join("%s %d" % (schema.failure_kind(key), value)
                           for key, value in sorted(counts.items())
-                          if key.startswith("failures_"))
+                          if schema.failure_kind(key))
         raise BatchFailed("%s: every item of the batch failed (%s); is the server "
-                          "down?" % (bench.name, kinds or counts["failures"]))
+                          "down?" % (bench.name, kinds or counts[schema.FAILURES]))
 
 
 def warn_server_busy(bench, counts, seconds):
-    busy = server_busy(counts.get("server_cpu", 0.0), seconds)
+    busy = server_busy(counts.get(schema.SERVER_CPU, 0.0), seconds)
     if busy > SERVER_BUSY_LIMIT and not bench.warned:
         bench.warned = True
         print("WARNING: %s: the server used %.0f%% of a CPU during the batch; "

@@ -17,7 +17,7 @@ import time
 
 import pyperf
 
-from concbench import gil
+from concbench import gil, schema
 from concbench.adaptive import Plan, choose, open_rows
 from concbench.batches import time_batches
 from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
@@ -140,12 +140,12 @@ def warn_gil(bench, expected):
     """A worker whose GIL state was not the one asked for, once per benchmark."""
     for run in bench.get_runs():
         meta = run.get_metadata()
-        if meta.get("gil_enabled", "yes" if expected else "no") != (
+        if meta.get(schema.GIL_ENABLED, "yes" if expected else "no") != (
                 "yes" if expected else "no"):
-            by = meta.get("gil_enabled_by")
+            by = meta.get(schema.GIL_ENABLED_BY)
             say("WARNING: %s: the GIL was %s in its worker%s; its figures are "
                 "not those of the build asked for (flagged in the report)" % (
-                    bench.get_name(), "enabled" if meta["gil_enabled"] == "yes"
+                    bench.get_name(), "enabled" if meta[schema.GIL_ENABLED] == "yes"
                     else "disabled", " (re-enabled by importing %s)" % by if by else ""))
             return True
     return False
@@ -155,26 +155,26 @@ def suite_metadata(args):
     import sysconfig
 
     preset_name = args.preset
-    meta = {"preset": preset_name,
-            "order": "pyperf" if args.pyperf_order else "interleaved",
-            "order_seed": args.order_seed}
+    meta = {schema.PRESET: preset_name,
+            schema.ORDER: "pyperf" if args.pyperf_order else "interleaved",
+            schema.ORDER_SEED: args.order_seed}
     preset = PRESETS[preset_name]
     if preset.get("about"):
-        meta["scenario"] = preset["about"]
+        meta[schema.SCENARIO] = preset["about"]
     if preset.get("scaled"):
-        meta["scenario_scaled"] = preset["scaled"]
+        meta[schema.SCENARIO_SCALED] = preset["scaled"]
     # Resolved by the master (plan_rounds) and passed on to the workers.
     if args.max_time:
-        meta["max_time_s"] = args.max_time
+        meta[schema.MAX_TIME_S] = args.max_time
     if args.precision:
-        meta["precision_target_pct"] = args.precision
+        meta[schema.PRECISION_TARGET_PCT] = args.precision
     if args.force_gil:
-        meta["gil_forced"] = args.force_gil
-    meta["gil_expected"] = "yes" if expected_gil(args) else "no"
+        meta[schema.GIL_FORCED] = args.force_gil
+    meta[schema.GIL_EXPECTED] = "yes" if expected_gil(args) else "no"
     is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
-    meta["gil"] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
+    meta[schema.GIL] = "enabled" if is_gil_enabled is None or is_gil_enabled() \
         else "disabled"
-    meta["free_threaded_build"] = \
+    meta[schema.FREE_THREADED_BUILD] = \
         "yes" if sysconfig.get_config_var("Py_GIL_DISABLED") else "no"
     meta.update(library_versions(("pyperf", "Pillow", "uvloop", "psutil")))
     return meta

@@ -20,28 +20,13 @@ import subprocess
 import sys
 import time
 
-from concbench import IMPORT_ROOT
+from concbench import IMPORT_ROOT, schema
+from concbench import sampler as sampler_protocol
 from concbench.thresholds import server_busy
 
 HOOK_NAME = "concbench"
-
-
-class BatchFigures:
-    """One batch's figures, by how they combine over the batches of a run:
-    ``counts`` add up (seconds, items, failures), ``peaks`` keep the
-    highest, ``lows`` the lowest, ``bases`` keep the first batch's,
-    ``labels`` are words, ``any_yes`` are "yes" if any batch's was true
-    (else "no"), ``all_yes`` "yes" only if every batch's was."""
-
-    def __init__(self, counts=None, peaks=None, bases=None, labels=None,
-                 lows=None, any_yes=None, all_yes=None):
-        self.counts = dict(counts or {})
-        self.peaks = dict(peaks or {})
-        self.bases = dict(bases or {})
-        self.labels = dict(labels or {})
-        self.lows = dict(lows or {})
-        self.any_yes = dict(any_yes or {})
-        self.all_yes = dict(all_yes or {})
+# Run keys whose batches combine into "yes" or "no".
+YES_NO = (schema.ANY_YES, schema.ALL_YES)
 
 
 class RunFigures:
@@ -59,13 +44,7 @@ class RunFigures:
     _written = set()
 
     def __init__(self):
-        self.counts = {}
-        self.peaks = {}
-        self.bases = {}
-        self.labels = {}
-        self.lows = {}
-        self.any_yes = {}
-        self.all_yes = {}
+        self.values = {}
         self.timed = 0.0
 
     def __enter__(self):
@@ -76,33 +55,39 @@ class RunFigures:
         return None
 
     def add_batch(self, seconds, figures):
-        """Add a checked batch of ``seconds`` (the timed region's length)."""
+        """Add a checked batch of ``seconds`` (the timed region's length):
+        ``figures`` maps run keys to the batch's values, each combined with
+        the earlier batches' as the schema says (summed, highest, ...)."""
         self.timed += seconds
-        for key, value in figures.counts.items():
-            self.counts[key] = self.counts.get(key, 0) + value
-        for key, value in figures.peaks.items():
-            self.peaks[key] = max(self.peaks.get(key, value), value)
-        for key, value in figures.lows.items():
-            self.lows[key] = min(self.lows.get(key, value), value)
-        for key, value in figures.bases.items():
-            self.bases.setdefault(key, value)
-        self.labels.update(figures.labels)
-        for key, value in figures.any_yes.items():
-            self.any_yes[key] = self.any_yes.get(key, False) or bool(value)
-        for key, value in figures.all_yes.items():
-            self.all_yes[key] = self.all_yes.get(key, True) and bool(value)
+        for key, value in figures.items():
+            how = schema.batches_of(key) or schema.COUNT
+            if key not in self.values:
+                self.values[key] = bool(value) if how in YES_NO else value
+            elif how == schema.COUNT:
+                self.values[key] += value
+            elif how == schema.PEAK:
+                self.values[key] = max(self.values[key], value)
+            elif how == schema.LOW:
+                self.values[key] = min(self.values[key], value)
+            elif how == schema.LABEL:
+                self.values[key] = value
+            elif how == schema.ANY_YES:
+                self.values[key] = self.values[key] or bool(value)
+            elif how == schema.ALL_YES:
+                self.values[key] = self.values[key] and bool(value)
+            # FIRST: the first batch's value stays.
 
     def figures(self):
         """The run's metadata keys, as pyperf will store them."""
         merged = {}
-        for part in (self.counts, self.peaks, self.lows, self.bases, self.labels):
-            merged.update(part)
-        for part in (self.any_yes, self.all_yes):
-            merged.update((key, "yes" if value else "no")
-                          for key, value in part.items())
-        if "server_cpu" in self.counts and self.timed > 0:
+        for key, value in self.values.items():
+            if schema.batches_of(key) in YES_NO:
+                value = "yes" if value else "no"
+            merged[key] = value
+        if schema.SERVER_CPU in self.values and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.
-            merged["server_busy"] = server_busy(self.counts["server_cpu"], self.timed)
+            merged[schema.SERVER_BUSY] = server_busy(self.values[schema.SERVER_CPU],
+                                                     self.timed)
         return {key: round(value, 6) if isinstance(value, float) else value
                 for key, value in merged.items()}
 
@@ -206,17 +191,16 @@ class BatchProbe:
         # children), as the sampler last read them.
         voluntary += peak["reaped_switches"][0]
         involuntary += peak["reaped_switches"][1]
-        return BatchFigures(
-            counts={"cpu_tree": cpu, "cpu_tree_system": system,
-                    "ctx_switches_voluntary": voluntary,
-                    "ctx_switches_involuntary": involuntary,
-                    "mem_samples": peak["samples"]},
-            peaks={"mem_tree_peak": max(peak["memory"], self.base["memory"]),
-                   "threads_peak": max(peak["threads"], self.base["threads"]),
-                   "processes_peak": max(peak["processes"], self.base["processes"])},
-            bases={"mem_tree_base": self.base["memory"]},
-            labels={"mem_method": peak["method"]},
-            all_yes={"cpu_complete": not peak["lost"]})
+        return {schema.CPU_TREE: cpu, schema.CPU_TREE_SYSTEM: system,
+                schema.CTX_SWITCHES_VOLUNTARY: voluntary,
+                schema.CTX_SWITCHES_INVOLUNTARY: involuntary,
+                schema.MEM_SAMPLES: peak["samples"],
+                schema.MEM_TREE_PEAK: max(peak["memory"], self.base["memory"]),
+                schema.THREADS_PEAK: max(peak["threads"], self.base["threads"]),
+                schema.PROCESSES_PEAK: max(peak["processes"], self.base["processes"]),
+                schema.MEM_TREE_BASE: self.base["memory"],
+                schema.MEM_METHOD: peak["method"],
+                schema.CPU_COMPLETE: not peak["lost"]}
 
 
 # -- the memory sampler's client --------------------------------------------------
@@ -244,12 +228,7 @@ class Sampler:
         if not line:
             raise RuntimeError("the memory sampler exited (status %s)"
                                % self.process.poll())
-        method, memory, threads, processes, samples, lost, voluntary, \
-            involuntary = line.split()
-        return {"method": method, "memory": int(memory), "threads": int(threads),
-                "processes": int(processes), "samples": int(samples),
-                "lost": int(lost),
-                "reaped_switches": (int(voluntary), int(involuntary))}
+        return sampler_protocol.parse_answer(line)
 
     def start(self):
         return self._ask("start")

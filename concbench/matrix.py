@@ -9,7 +9,7 @@ benchmark a worker runs.
 import atexit
 import fnmatch
 
-from concbench import models, workloads
+from concbench import models, schema, workloads
 from concbench.options import workload_options
 from concbench.presets import PRESETS, workload_plan
 
@@ -35,13 +35,13 @@ class Bench:
         meta.update(self.model.metadata())
         note = self.workload.timed_note(self.model)
         if note:
-            meta["timed"] = "%s; %s" % (meta["timed"], note)
+            meta[schema.TIMED] = "%s; %s" % (meta[schema.TIMED], note)
         meta.update(library_versions(self.workload.libraries()
                                      + self.model.libraries()))
-        meta["batch_check"] = ("every item's result equals the sequential "
+        meta[schema.BATCH_CHECK] = ("every item's result equals the sequential "
                                "reference, computed outside the timed region")
-        meta["reference_model"] = models.reference_name()
-        meta["workload_params"] = self.workload.reported(meta)
+        meta[schema.REFERENCE_MODEL] = models.reference_name()
+        meta[schema.WORKLOAD_PARAMS] = self.workload.reported(meta)
         return meta
 
     def in_flight(self):
@@ -68,7 +68,7 @@ def library_versions(distributions):
     versions = {}
     for dist in distributions:
         try:
-            versions["%s_version" % dist.lower()] = importlib.metadata.version(dist)
+            versions[schema.version_key(dist)] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             pass
     return versions

@@ -20,6 +20,8 @@ import random
 
 import pyperf
 
+from concbench import schema
+
 
 def schedule(count, rounds, seed, interleave=True, extra=()):
     """[(round, index)] for ``count`` benchmarks: ``rounds`` shuffled rounds,
@@ -64,7 +66,7 @@ def task_name(name, round_number):
 def next_round(suite):
     """The first round number free in ``suite`` (0 for none), so that an
     --append run continues the numbering."""
-    numbers = [run.get_metadata().get("round", -1)
+    numbers = [run.get_metadata().get(schema.ROUND, -1)
                for bench in (suite.get_benchmarks() if suite else ())
                for run in bench.get_runs()]
     return max(numbers, default=-1) + 1
@@ -76,7 +78,7 @@ def filed(result, name, round_number):
     runs = []
     for position, run in enumerate(result.get_runs()):
         meta = dict(run.get_metadata(), name=name)
-        meta["round"] = position if round_number is None else round_number
+        meta[schema.ROUND] = position if round_number is None else round_number
         runs.append(pyperf.Run(run.values, warmups=run.warmups, metadata=meta,
                                collect_metadata=False))
     return pyperf.Benchmark(runs)

@@ -268,6 +268,28 @@ def choose_method(pid):
         return "rss"
 
 
+
+# The answer to "start" and "stop", one line: written here, read by
+# concbench.figures.Sampler.
+ANSWER = ("method", "memory", "threads", "processes", "samples", "lost",
+          "voluntary", "involuntary")
+
+
+def format_answer(method, figures, samples, missed, reaped):
+    """figures: (memory, threads, processes); reaped: context switches
+    (voluntary, involuntary) of processes a descendant reaped."""
+    return " ".join([method] + ["%d" % value for value in (
+        tuple(figures) + (samples, missed) + tuple(reaped))]) + "\n"
+
+
+def parse_answer(line):
+    fields = dict(zip(ANSWER, line.split()))
+    answer = {name: int(fields[name]) for name in ANSWER[1:6]}
+    answer["method"] = fields["method"]
+    answer["reaped_switches"] = (int(fields["voluntary"]), int(fields["involuntary"]))
+    return answer
+
+
 def sampler_main(root):
     """Answer each 'start' and 'stop' line with one line of figures.
 
@@ -292,9 +314,7 @@ def sampler_main(root):
     stdin = sys.stdin
 
     def reply(figures, samples, missed=0, reaped=(0, 0)):
-        sys.stdout.write("%s %d %d %d %d %d %d %d\n"
-                         % ((method,) + tuple(figures) + (samples, missed)
-                            + tuple(reaped)))
+        sys.stdout.write(format_answer(method, figures, samples, missed, reaped))
         sys.stdout.flush()
 
     while True:

@@ -13,6 +13,8 @@ import re
 import threading
 import time
 
+from concbench import schema
+
 from .chunks import map_chunks
 
 
@@ -91,16 +93,16 @@ class Model:
         return ""
 
     def metadata(self):
-        meta = {"model": self.name, "model_family": self.family,
-                "timed": self.timed, "item_side": self.item_side,
-                "concurrency": self.concurrency or "unbounded",
-                "parallelism": self.parallelism,
-                "interpreters": self.interpreters}
+        meta = {schema.MODEL: self.name, schema.MODEL_FAMILY: self.family,
+                schema.TIMED: self.timed, schema.ITEM_SIDE: self.item_side,
+                schema.CONCURRENCY: self.concurrency or "unbounded",
+                schema.PARALLELISM: self.parallelism,
+                schema.INTERPRETERS: self.interpreters}
         scaling = self.scaling()
         if scaling:
-            meta["scaling"], meta["scaling_unit"], series = scaling
+            meta[schema.SCALING], meta[schema.SCALING_UNIT], series = scaling
             if series:
-                meta["scaling_series"] = series
+                meta[schema.SCALING_SERIES] = series
         return meta
 
     def libraries(self):
@@ -190,9 +192,9 @@ class PoolModel(Model):
 
     def metadata(self):
         meta = super().metadata()
-        meta["pool_lifetime"] = self.lifetime
+        meta[schema.POOL_LIFETIME] = self.lifetime
         if self.chunk is not None:
-            meta["chunk_size"] = self.chunk
+            meta[schema.CHUNK_SIZE] = self.chunk
         return meta
 
     @property

@@ -10,6 +10,8 @@ finishes synchronously (a cache hit). Everything else is the asyncio model.
 import asyncio
 import sys
 
+from concbench import schema
+
 from .base import clock_callbacks, gather_items, run_on_new_loop
 from .tasks import Tasks
 
@@ -38,7 +40,7 @@ class Eager(Tasks):
 
     def metadata(self):
         meta = super().metadata()
-        meta["task_factory"] = "eager (asyncio.Task with eager_start=True)"
+        meta[schema.TASK_FACTORY] = "eager (asyncio.Task with eager_start=True)"
         return meta
 
     def supports(self, workload):

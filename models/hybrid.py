@@ -7,6 +7,8 @@ loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
 
 from concurrent.futures import ThreadPoolExecutor
 
+from concbench import schema
+
 from .base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
 
 
@@ -38,7 +40,7 @@ class Hybrid(Model):
 
     def metadata(self):
         meta = super().metadata()
-        meta.update(threads=self.threads, loop=self.loop)
+        meta.update({schema.THREADS: self.threads, schema.LOOP: self.loop})
         return meta
 
     def libraries(self):

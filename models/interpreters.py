@@ -26,6 +26,8 @@ import pickle
 import sys
 import threading
 
+from concbench import schema
+
 from .base import ModelError, PoolModel, positive
 
 BACKPORT = "interpreters-pep-734"
@@ -148,14 +150,14 @@ class Interpreters(PoolModel):
 
     def metadata(self):
         meta = super().metadata()
-        meta["interpreters_impl"] = executor()[1]
+        meta[schema.INTERPRETERS_IMPL] = executor()[1]
         return meta
 
     def run_labels(self):
         """What the pool's interpreters were configured with, as seen."""
         if not self.gils:
             return {}
-        return {"interpreter_gil": "/".join(sorted(self.gils))}
+        return {schema.INTERPRETER_GIL: "/".join(sorted(self.gils))}
 
     def new_pool(self):
         cls, why = executor()

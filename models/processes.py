@@ -11,6 +11,8 @@ import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from concbench import schema
+
 from .base import ModelError, PoolModel, positive
 
 DEFAULT_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
@@ -62,7 +64,8 @@ class Processes(PoolModel):
 
     def metadata(self):
         meta = super().metadata()
-        meta.update(processes=self.nprocesses, start_method=self.start_method)
+        meta.update({schema.PROCESSES: self.nprocesses,
+                     schema.START_METHOD: self.start_method})
         return meta
 
     def new_pool(self):

@@ -4,6 +4,8 @@ The "falsely asynchronous" case of seeds/003: async syntax, sequential
 behaviour. Shows what an event loop costs when nothing runs concurrently.
 """
 
+from concbench import schema
+
 from .base import Model, clock_callbacks, run_on_new_loop
 
 
@@ -28,7 +30,7 @@ class Serial(Model):
 
     def metadata(self):
         meta = super().metadata()
-        meta.update(loop=self.loop)
+        meta[schema.LOOP] = self.loop
         return meta
 
     def libraries(self):

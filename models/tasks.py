@@ -5,6 +5,8 @@ default loop, "uvloop" is uvloop's); "-limit-C" caps the items in progress
 with a semaphore. Creating and closing the loop is inside the timed region.
 """
 
+from concbench import schema
+
 from .base import (Model, clock_callbacks, gather_items, positive,
                          run_on_new_loop)
 
@@ -34,7 +36,8 @@ class Tasks(Model):
 
     def metadata(self):
         meta = super().metadata()
-        meta.update(loop=self.loop, concurrency_limit=self.limit or "none")
+        meta.update({schema.LOOP: self.loop,
+                     schema.CONCURRENCY_LIMIT: self.limit or "none"})
         return meta
 
     def libraries(self):

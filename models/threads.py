@@ -13,6 +13,8 @@ do, so the suite shows both.
 
 from concurrent.futures import ThreadPoolExecutor
 
+from concbench import schema
+
 from .base import PoolModel, positive
 
 
@@ -42,7 +44,7 @@ class Threads(PoolModel):
 
     def metadata(self):
         meta = super().metadata()
-        meta["threads"] = self.threads
+        meta[schema.THREADS] = self.threads
         return meta
 
     def new_pool(self):

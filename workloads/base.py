@@ -8,6 +8,8 @@ describes it. bench.py and report.py read these and name no workload.
 
 import argparse
 
+from concbench import schema
+
 
 class CheckError(Exception):
     """A batch's result differs from the sequential reference."""
@@ -106,7 +108,7 @@ class Workload:
     kind = ""
     OPTIONS = ()
     PRESETS = {}
-    REPORTED = ("items_per_batch", "seed")
+    REPORTED = (schema.ITEMS_PER_BATCH, "seed")
     # How the async form relates to the sync one; recorded in metadata.
     async_form = "native coroutine"
     # Connections each item in progress keeps open (for the descriptor check).
@@ -203,7 +205,7 @@ class Workload:
                              "reference (first: item %d, got %r, expected %r)"
                              % (len(differ), len(reference), differ[0],
                                 results[differ[0]], reference[differ[0]]))
-        return {"items": len(results), "failures": 0}
+        return {schema.ITEMS: len(results), schema.FAILURES: 0}
 
     @staticmethod
     def check_count(results, reference):
@@ -250,16 +252,16 @@ class Workload:
 
     # -- description ------------------------------------------------------
     def metadata(self):
-        meta = {"workload": self.name, "workload_kind": self.kind,
-                "async_form": self.async_form}
+        meta = {schema.WORKLOAD: self.name, schema.WORKLOAD_KIND: self.kind,
+                schema.ASYNC_FORM: self.async_form}
         for key, value in self.params.items():
             # Per-run figures use "items" for the items actually run.
-            meta["items_per_batch" if key == "items" else key] = value
+            meta[schema.ITEMS_PER_BATCH if key == ITEMS.param else key] = value
         latencies = self.latencies(self.make_items()) if self.kind == "io" else None
         if latencies:
             # The report's ideal time needs the drawn latencies, not their mean.
-            meta["latency_sum_s"] = sum(latencies)
-            meta["latency_max_s"] = max(latencies)
+            meta[schema.LATENCY_SUM_S] = sum(latencies)
+            meta[schema.LATENCY_MAX_S] = max(latencies)
         return meta
 
     @classmethod

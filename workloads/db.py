@@ -39,6 +39,8 @@ import os
 import random
 import urllib.parse
 
+from concbench import schema
+
 from .base import ITEMS, JITTER_MS, LATENCY_MS, SEED, CheckError, Option, Workload, preset
 
 ENGINES = {"postgresql": "postgresql", "postgres": "postgresql",
@@ -418,7 +420,7 @@ class Db(Workload):
                "timeout of each database query, in seconds",
                float, 0.001, 3600.0, default=30.0),
     )
-    REPORTED = ("items_per_batch", "latency_ms", "jitter_ms", "db_engine",
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", schema.DB_ENGINE,
                 "db_driver", "db_connections", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
@@ -529,9 +531,9 @@ class Db(Workload):
             elif value != want[1]:
                 raise CheckError("item %d got the row %r, expected %r"
                                  % (position, value, want[1]))
-        summary = {"items": len(results), "failures": sum(failures.values())}
+        summary = {schema.ITEMS: len(results), schema.FAILURES: sum(failures.values())}
         for kind, count in failures.items():
-            summary["failures_" + kind] = count
+            summary[schema.failures_key(kind)] = count
         return summary
 
     def preflight(self, in_flight):
@@ -564,10 +566,11 @@ class Db(Workload):
     def metadata(self):
         meta = super().metadata()
         meta["db_url"] = safe_url(meta["db_url"])
-        meta.update(db_engine=self.engine, db_server_version=self.server_version(),
-                    db_tls="require" if self.args["tls"] else "disable",
-                    db_driver_sync=self.sync_driver,
-                    db_driver_async=self.async_driver)
+        meta.update({schema.DB_ENGINE: self.engine,
+                     schema.DB_SERVER_VERSION: self.server_version(),
+                     schema.DB_TLS: "require" if self.args["tls"] else "disable",
+                     schema.DB_DRIVER_SYNC: self.sync_driver,
+                     schema.DB_DRIVER_ASYNC: self.async_driver})
         return meta
 
     def libraries(self):

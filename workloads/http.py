@@ -30,6 +30,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from concbench import schema
 from concbench.thresholds import SERVER_BUSY_LIMIT
 
 from .base import ITEMS, JITTER_MS, LATENCY_MS, SEED, CheckError, Option, Workload, preset
@@ -254,7 +255,7 @@ class Http(Workload):
                "of starting the local one", parse=server_url, metavar="URL",
                default=""),
     )
-    REPORTED = ("items_per_batch", "latency_ms", "jitter_ms", "size_bytes",
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "size_bytes",
                 "http_client", "keepalive", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-8", "processes-2-chunk-1",
@@ -332,10 +333,10 @@ class Http(Workload):
                 failures[failure] = failures.get(failure, 0) + 1
             elif want[1] is not None and size != want[1]:
                 failures["short body"] = failures.get("short body", 0) + 1
-        summary = {"items": len(results), "failures": sum(failures.values()),
-                   "bytes_in": bytes_in}
+        summary = {schema.ITEMS: len(results), schema.FAILURES: sum(failures.values()),
+                   schema.BYTES_IN: bytes_in}
         for kind, count in failures.items():
-            summary["failures_" + kind.replace(" ", "_")] = count
+            summary[schema.failures_key(kind)] = count
         return summary
 
     # -- the server (master) --------------------------------------------------
@@ -386,29 +387,29 @@ class Http(Workload):
         if after is None:
             return {}
         cpu = max(0.0, after["cpu_seconds"] - before["cpu_seconds"])
-        return {"server_cpu": cpu,
-                "server_requests": after["requests"] - before["requests"],
-                "bytes_out_server": after["bytes_sent"] - before["bytes_sent"],
+        return {schema.SERVER_CPU: cpu,
+                schema.SERVER_REQUESTS: after["requests"] - before["requests"],
+                schema.BYTES_OUT_SERVER: after["bytes_sent"] - before["bytes_sent"],
                 # What the clients sent, as the server received it.
-                "bytes_out": (after.get("bytes_received", 0)
+                schema.BYTES_OUT: (after.get("bytes_received", 0)
                               - before.get("bytes_received", 0))}
 
     def metadata(self):
         meta = super().metadata()
-        meta["http_client_sync"] = ("httpx" if self.params["http_client"] == "httpx"
+        meta[schema.HTTP_CLIENT_SYNC] = ("httpx" if self.params["http_client"] == "httpx"
                                     else "requests")
-        meta["http_client_async"] = ("httpx" if self.params["http_client"] == "httpx"
+        meta[schema.HTTP_CLIENT_ASYNC] = ("httpx" if self.params["http_client"] == "httpx"
                                      else "aiohttp")
-        meta["pools"] = ("one session per thread and process (sync); one client "
+        meta[schema.POOLS] = ("one session per thread and process (sync); one client "
                          "per event loop without a connection limit (async)")
-        meta["server_busy_limit"] = SERVER_BUSY_LIMIT
-        meta["http_endpoint"] = self.params["endpoint"]
+        meta[schema.SERVER_BUSY_LIMIT] = SERVER_BUSY_LIMIT
+        meta[schema.HTTP_ENDPOINT] = self.params["endpoint"]
         if not meta["server_url"]:
             del meta["server_url"]
         # Which server answered, on which Python (this suite's server says).
         stats = read_server_stats(self.base) if self.base else None
-        for key in ("server", "python"):
-            if stats and stats.get(key):
-                meta["http_server" if key == "server" else "http_server_python"] = \
-                    stats[key]
+        for key, stat in ((schema.HTTP_SERVER, "server"),
+                          (schema.HTTP_SERVER_PYTHON, "python")):
+            if stats and stats.get(stat):
+                meta[key] = stats[stat]
         return meta

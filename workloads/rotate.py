@@ -9,6 +9,8 @@ import functools
 import hashlib
 import random
 
+from concbench import schema
+
 from .base import (ITEMS, PROCESSES_FULL, SEED, THREADS_FULL, Option, Workload,
                    preset)
 
@@ -28,7 +30,7 @@ class Rotate(Workload):
                       int, 1, 8192, default=384),
                Option("rotations", "--rotations", "1-degree rotations per rotate item",
                       int, 1, 1000, default=10))
-    REPORTED = ("items_per_batch", "image_size", "rotations", "seed")
+    REPORTED = (schema.ITEMS_PER_BATCH, "image_size", "rotations", "seed")
     subinterpreters = ("Pillow does not support subinterpreters (its C module "
                        "declares no Py_mod_multiple_interpreters slot), so it "
                        "cannot be imported in an interpreter with its own GIL")

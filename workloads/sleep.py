@@ -10,6 +10,8 @@ import asyncio
 import random
 import time
 
+from concbench import schema
+
 from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, SEED, THREADS_FULL,
                    Workload, preset)
 
@@ -31,7 +33,7 @@ class Sleep(Workload):
     kind = "io"
     OPTIONS = (ITEMS.with_default(50), SEED, LATENCY_MS.with_default(20.0),
                JITTER_MS.with_default(10.0))
-    REPORTED = ("items_per_batch", "latency_ms", "jitter_ms", "seed")
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
