@@ -102,7 +102,7 @@ class OpenRow:
 def open_rows(suite, names, precision=None):
     """The rows among ``names`` that are still open, read as the report
     reads them, in file order."""
-    from concbench.report import build_rows
+    from concbench.report.rows import build_rows
 
     found = []
     for rows in build_rows(suite).values():

@@ -11,7 +11,9 @@ import random
 
 import pyperf
 
-from concbench import adaptive, report
+from concbench import adaptive
+from concbench.report.rows import build_rows
+from concbench.report.verdicts import takeaways
 from concbench.rounds import format_extra, parse_extra, schedule
 from concbench.stats import Ratio, half_width, verdict
 from conftest import run, run_bench
@@ -103,9 +105,9 @@ def test_rows_likely_to_be_decided_go_first_within_the_budget():
 def test_a_spread_that_stays_wide_is_said():
     rnd = random.Random(1)
     wide = file_of([math.exp(rnd.gauss(0, 0.5)) for _ in range(8)], 8)
-    rows = report.build_rows(wide)["w"]
+    rows = build_rows(wide)["w"]
     assert rows[1].verdict == "undecided"
-    said = [line for line in report.takeaways(rows) if "undecided after" in line]
+    said = [line for line in takeaways(rows) if "undecided after" in line]
     assert said and "per-round speedup" in said[0] and "over 8 rounds" in said[0]
 
 

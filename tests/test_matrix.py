@@ -10,7 +10,7 @@ from concbench import cli, models, workloads
 from concbench.matrix import MatrixError, build_matrix
 from concbench.options import forward_options, parser, workload_options
 from concbench.presets import PRESETS
-from concbench.report import MODEL_FACTS
+from concbench.report.rows import MODEL_FACTS
 from concbench.workloads.base import Workload
 
 

@@ -239,7 +239,7 @@ def test_winners_rank_by_paired_speedup_and_disjoint_intervals_differ():
     against the same reference is disjoint from its own."""
     from types import SimpleNamespace
 
-    from concbench.report import winners
+    from concbench.report.verdicts import winners
     from concbench.stats import paired_ratio
 
     slow_days = {r: 0.40 for r in range(3, 31)}

@@ -6,7 +6,8 @@ import random
 import pyperf
 import pytest
 
-from concbench import report
+from concbench.report.rows import build_rows
+from concbench.report.verdicts import takeaways
 from concbench.rounds import schedule
 from concbench.stats import paired_ratio, unpaired_ratio
 from conftest import run_bench
@@ -146,8 +147,8 @@ def suite_of(times_by_model, rounds=5, noise=0.02, seed=1):
 
 
 def fastest_line(suite):
-    rows = report.build_rows(suite)["w"]
-    return report.takeaways(rows)[0]
+    rows = build_rows(suite)["w"]
+    return takeaways(rows)[0]
 
 
 def test_takeaways_name_a_winner_only_when_it_is_clear():

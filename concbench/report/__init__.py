@@ -1,0 +1,23 @@
+"""report.py: tables, charts and a shareable page from bench.py's JSON files.
+
+pyperf shows time; choosing a concurrency model also takes memory, CPU,
+failures and how far each model is from what is physically possible. Per
+workload, one row per model; with several files (two Python versions, two
+loop types, two machines), the files side by side with the change and
+whether it is significant. It reads the files through pyperf's public API
+only.
+
+The modules, each importing only those after it in this list: ``cli``
+(options, main); ``render_text``, ``render_csv``, ``render_html`` (each
+renders the document, nothing else); ``plots`` (charts from the document);
+``document`` (the document, built once); ``compare`` (several files);
+``verdicts`` (ties, winners, takeaways, agreement); ``rows`` (one
+benchmark's figures, its ideal and flags); ``environment`` (the header's
+facts); ``columns`` (the table's columns and formats); ``load`` (reading
+and checking files).
+"""
+
+
+def main(argv=None):
+    from .cli import main as run
+    return run(argv)

@@ -1,0 +1,5 @@
+import sys
+
+from concbench.report import main
+
+sys.exit(main())

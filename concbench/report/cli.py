@@ -1,0 +1,129 @@
+"""report.py's command line: load the files, build the document once,
+render it in the chosen format, and write the page and the charts asked for."""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from . import plots, render_csv, render_html, render_text
+from .compare import compare_to_table
+from .document import Analysis, comparison, label, single
+from .load import ReportError, expand, load, read_text, written_by_bench
+
+PROG = "report.py"
+RENDERERS = {"text": render_text.render, "markdown": render_text.render_markdown,
+             "csv": render_csv.render, "json": lambda doc: json.dumps(doc, indent=2)}
+FORMATS = tuple(RENDERERS)
+SORTS = ("name", "time", "speedup", "memory", "cpu", "efficiency")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ReportError(message)
+
+
+def parse_args(argv):
+    parser = Parser(prog=PROG, description="Tables, charts and a shareable page "
+                    "from bench.py's pyperf JSON files.")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="pyperf JSON files written by bench.py")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--sort", choices=SORTS, default="name",
+                        help="row order within a workload (default: as run)")
+    parser.add_argument("--workload", type=lambda s: [w for w in s.split(",") if w],
+                        help="only these workloads (comma-separated)")
+    parser.add_argument("--compare-to-table", action="store_true",
+                        help="print `python -m pyperf compare_to --table` on the "
+                        "files first")
+    parser.add_argument("--plot", metavar="DIR",
+                        help="write PNG charts per workload into DIR (needs matplotlib)")
+    parser.add_argument("--html", metavar="FILE",
+                        help="write the report as one self-contained HTML page")
+    return parser.parse_args(argv)
+
+
+def check_html_target(path):
+    """Refuse a page path that cannot be written, before anything is."""
+    if os.path.isdir(path):
+        raise ReportError("--html %s: is a directory" % path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ReportError("--html %s: no such directory %s" % (path, folder))
+    if not os.access(folder, os.W_OK) or (os.path.exists(path)
+                                          and not os.access(path, os.W_OK)):
+        raise ReportError("--html %s: not writable" % path)
+
+
+def write_page(path, text):
+    """Write through a temporary file, so that a failed write leaves any
+    earlier page as it was."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".report-", suffix=".html")
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ReportError("--html %s: %s" % (path, exc.strerror or exc))
+
+
+def write_plots(document, directory):
+    plt = plots.pyplot()
+    if plt is None:
+        raise ReportError("--plot needs matplotlib: pip install -e '.[plot]' "
+                          "(or pip install matplotlib)")
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for name, chart in plots.all_charts(plt, document):
+        path = os.path.join(directory, name + ".png")
+        plots.png(plt, chart, path)
+        written.append(path)
+    return written
+
+
+def main(argv=None):
+    try:
+        args = parse_args(argv)
+        args.files = expand(args.files)
+        if args.html:
+            check_html_target(args.html)
+        suites = [load(path) for path in args.files]
+        if args.html:
+            for path, suite in zip(args.files, suites):
+                if not written_by_bench(suite):
+                    raise ReportError("--html: %s is a pyperf file, but not one "
+                                      "written by bench.py (no workload metadata)" % path)
+        if args.compare_to_table and len(suites) < 2:
+            raise ReportError("--compare-to-table needs two files or more")
+        analyses = [Analysis(path, suite) for path, suite in zip(args.files, suites)]
+        if len(analyses) == 1:
+            document = single(analyses[0], args.workload, args.sort)
+        else:
+            document = comparison(analyses, args.workload)
+        page = (render_html.render(document, [(p, read_text(p)) for p in args.files])
+                if args.html else None)
+        if args.compare_to_table:
+            print(compare_to_table(args.files))
+        print(RENDERERS[args.format](document))
+        if page is not None:
+            write_page(args.html, page)
+            print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),
+                  file=sys.stderr)
+        if args.plot:
+            plot_documents = [(args.plot, document)]
+            if len(analyses) > 1:
+                # Each file's own charts too, in a folder of its name.
+                plot_documents += [(os.path.join(args.plot, label(a.path)),
+                                    single(a, args.workload, args.sort)) for a in analyses]
+            for directory, doc in plot_documents:
+                for written in write_plots(doc, directory):
+                    print("wrote %s" % written, file=sys.stderr)
+    except ReportError as exc:
+        print("%s: error: %s" % (PROG, exc), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,116 @@
+"""The columns of a workload's table: each one's title, its key in the
+document (and so in JSON and CSV), how it is drawn from a Row, and how its
+value is written as text. Renderers write a row from the document alone."""
+
+from concbench import schema as K
+from concbench.stats import half_width
+from concbench.units import format_time as fmt_time
+
+MIB = 1024 * 1024
+
+
+def fmt_mib(value):
+    return "" if value is None else "%.1f" % (value / MIB)
+
+
+def fmt_ratio(point, low, high):
+    """2.05x [1.90-2.21]; the point alone when there is no interval."""
+    if point is None:
+        return ""
+    if low is None:
+        return "%.2fx" % point
+    return "%.2fx [%.2f-%.2f]" % (point, low, high)
+
+
+def fmt_num(value, pattern):
+    return "" if value is None else pattern % value
+
+
+def fmt_pct(value):
+    return "" if value is None else "%.0f%%" % (value * 100)
+
+
+def _faster_in(d):
+    if d["speedup_rounds_faster"] is None:
+        return ""
+    return "%d/%d" % (d["speedup_rounds_faster"], d["speedup_rounds"])
+
+
+def _ratio_part(which):
+    return lambda r: getattr(r.ratio, which) if r.ratio else None
+
+
+class Column:
+    def __init__(self, title, key, raw, text=None):
+        self.title, self.key, self.raw, self.text = title, key, raw, text
+
+    @property
+    def shown(self):
+        """Whether text and markdown tables show it (csv and json carry all)."""
+        return self.text is not None
+
+
+COLUMNS = [
+    Column("benchmark", "benchmark", lambda r: r.name, lambda d: d["benchmark"]),
+    Column("mean +- std dev", "mean_s", lambda r: r.mean,
+           lambda d: "%s +- %s" % (fmt_time(d["mean_s"]), fmt_time(d["stdev_s"]))),
+    Column("std dev", "stdev_s", lambda r: r.stdev),
+    Column("speedup [95% CI]", "speedup", lambda r: r.speedup,
+           lambda d: fmt_ratio(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"])),
+    Column("", "speedup_ci_low", _ratio_part("low")),
+    Column("", "speedup_ci_high", _ratio_part("high")),
+    Column("faster in", "speedup_rounds_faster", _ratio_part("above"), _faster_in),
+    Column("", "speedup_rounds", _ratio_part("rounds")),
+    Column("verdict", "verdict", lambda r: r.verdict, lambda d: d["verdict"] or ""),
+    Column("", "speedup_halfwidth", lambda r: half_width(r.ratio)),
+    Column("items/s", "items_per_s", lambda r: r.items_per_s,
+           lambda d: fmt_num(d["items_per_s"], "%.0f")),
+    Column("ideal", "ideal_s", lambda r: r.ideal, lambda d: fmt_time(d["ideal_s"])),
+    Column("", "ideal_from", lambda r: r.ideal_from),
+    Column("efficiency", "efficiency", lambda r: r.efficiency,
+           lambda d: fmt_pct(d["efficiency"])),
+    Column("CPU cores", "cpu_cores", lambda r: r.cores,
+           lambda d: fmt_num(d["cpu_cores"], "%.2f")),
+    Column("sys CPU", "cpu_system_share", lambda r: r.system_share,
+           lambda d: fmt_pct(d["cpu_system_share"])),
+    Column("peak MiB", "mem_peak_bytes", lambda r: r.mem_peak,
+           lambda d: fmt_mib(d["mem_peak_bytes"])),
+    Column("added MiB", "mem_added_bytes", lambda r: r.mem_added,
+           lambda d: fmt_mib(d["mem_added_bytes"])),
+    # /usr/bin/time's figures per batch, in csv and json only (seeds/002).
+    Column("CPU s/batch", "cpu_s_per_batch", lambda r: r.per_batch(K.CPU_TREE)),
+    Column("ctx switches/batch", "ctx_switches_per_batch",
+           lambda r: r.per_batch(K.CTX_SWITCHES_VOLUNTARY, K.CTX_SWITCHES_INVOLUNTARY)),
+    Column("failures", "failures", lambda r: r.failures,
+           lambda d: "" if d["failures"] is None else str(d["failures"])),
+    Column("flags", "flags", lambda r: ",".join(r.flags), lambda d: d["flags"]),
+]
+
+SHOWN = [column for column in COLUMNS if column.shown]
+
+SORT_KEYS = {
+    "name": None,
+    "time": lambda r: r.mean,
+    "speedup": lambda r: -(r.speedup or 0),
+    "memory": lambda r: r.mem_peak if r.mem_peak is not None else float("inf"),
+    "cpu": lambda r: r.cores if r.cores is not None else float("inf"),
+    "efficiency": lambda r: -(r.efficiency or 0),
+}
+
+
+def sort_rows(rows, key):
+    if SORT_KEYS.get(key) is None:
+        return list(rows)
+    return sorted(rows, key=SORT_KEYS[key])
+
+
+def row_record(row):
+    """The document's record of a row: every column's raw value."""
+    return {column.key: column.raw(row) for column in COLUMNS}
+
+
+def table(headers, body, markdown=False):
+    from tabulate import tabulate
+
+    return tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
+                    disable_numparse=True)

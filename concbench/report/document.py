@@ -1,0 +1,100 @@
+"""The report as one document, built once: what ``--format json`` prints,
+and what every renderer (text, markdown, csv, html, the charts) draws.
+
+Each file's rows are built once (``Analysis``); the header, the tables,
+the takeaways and a comparison's changes, best models and agreement are all
+read from them.
+"""
+
+import os
+
+from concbench import schema as K
+
+from .columns import COLUMNS, row_record, sort_rows
+from .compare import best_per_file, records
+from .environment import header_lines, workload_params
+from .load import ReportError
+from .rows import MODEL_FACTS, build_rows
+from .verdicts import agreement, takeaways
+
+
+class Analysis:
+    """One file and its rows by workload, built once."""
+
+    def __init__(self, path, suite):
+        self.path, self.suite = path, suite
+        self.groups = build_rows(suite)
+
+    def selected(self, workloads=None):
+        return {name: rows for name, rows in self.groups.items()
+                if not workloads or name in workloads}
+
+    def header_entry(self):
+        return (self.path, self.suite, self.groups)
+
+
+def single(analysis, workloads=None, sort="name"):
+    """The document of one file."""
+    groups = analysis.selected(workloads)
+    if not groups:
+        raise ReportError("%s: no benchmark of workload %s"
+                          % (analysis.path, ",".join(workloads)))
+    return {"file": analysis.path,
+            "header": header_lines([analysis.header_entry()]),
+            "notes": notes(groups),
+            "workloads": {name: workload_entry(rows, sort)
+                          for name, rows in groups.items()}}
+
+
+def workload_entry(rows, sort):
+    reference = next((r for r in rows if r.ours and r.is_reference()), None)
+    return {"params": workload_params(rows),
+            "reference": reference.model if reference else None,
+            "rows": [dict(row_record(r), model=r.model, series=r.series() if r.ours
+                          else None, workers=r.workers() if r.ours and r.series()
+                          else None)
+                     for r in sort_rows(rows, sort)],
+            "takeaways": takeaways(rows)}
+
+
+def notes(groups):
+    """What the tables cannot show for some rows, and why."""
+    found = []
+    plain = [r.name for rows in groups.values() for r in rows if not r.ours]
+    if plain:
+        found.append("note: %d benchmark(s) carry no concurrency-bench metadata "
+                     "(not written by bench.py?); only pyperf's figures are shown "
+                     "for them" % len(plain))
+    older = [r.name for rows in groups.values() for r in rows
+             if r.ours and not (r.knows_model() and K.REFERENCE_MODEL in r.meta)]
+    if older:
+        found.append("note: %d benchmark(s) come from an older bench.py that did "
+                     "not record what their model is (%s, reference_model); they "
+                     "get no speedup, ideal time or efficiency"
+                     % (len(older), ", ".join(MODEL_FACTS)))
+    return found
+
+
+def comparison(analyses, workloads=None):
+    """The document of several files, the first one the base."""
+    paths = [a.path for a in analyses]
+    groups = [a.selected(workloads) for a in analyses]
+    return {"files": paths,
+            "header": header_lines([a.header_entry() for a in analyses]),
+            "benchmarks": records(paths, groups),
+            "best": best_per_file(paths, groups),
+            "agreement": [dict(agreement(groups[0], other), file=path)
+                          for other, path in zip(groups[1:], paths[1:])]}
+
+
+def label(path):
+    """A file's short name in tables and charts (py313t.json -> py313t)."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def is_comparison(document):
+    return "files" in document
+
+
+def column_keys():
+    return [column.key for column in COLUMNS]

@@ -1,0 +1,148 @@
+"""What a file says of the machine and the run: the header's facts, the
+noise floor, the GIL state of its runs."""
+
+import statistics
+
+from concbench import schema as K
+from concbench.stats import imprecise, quantile
+
+
+def noise_floor(suite):
+    """(variation across rounds, spread between runs) of the machine probe
+    that precedes every batch, as shares; None without probes. The spread
+    between runs (90th against 10th percentile) is what a paired ratio of two
+    benchmarks' runs can be off by: below it, a difference is a tie."""
+    by_round = {}
+    probes = []
+    for bench in suite.get_benchmarks():
+        for position, run in enumerate(bench.get_runs()):
+            meta = run.get_metadata()
+            if K.PROBE_S in meta and run.values:
+                probes.append(meta[K.PROBE_S])
+                by_round.setdefault(meta.get(K.ROUND, position), []).append(meta[K.PROBE_S])
+    if len(probes) < 2:
+        return None
+    medians = [statistics.median(values) for values in by_round.values()]
+    return (max(medians) / min(medians) - 1,
+            quantile(probes, 0.9) / quantile(probes, 0.1) - 1)
+
+
+def gil_runs(suite):
+    """Each run's gil_enabled ("yes"/"no"), and the modules that re-enabled it."""
+    states, by = [], []
+    for bench in suite.get_benchmarks():
+        for run in bench.get_runs():
+            meta = run.get_metadata()
+            if K.GIL_ENABLED in meta:
+                states.append(meta[K.GIL_ENABLED])
+                by.extend(m for m in meta.get(K.GIL_ENABLED_BY, "").split(",")
+                          if m and m not in by)
+    return states, by
+
+
+def usual_gil(suite):
+    """The GIL state the file's runs should have (``gil_expected``: on a
+    free-threaded build off, unless --gil on or PYTHON_GIL=1 asked for it),
+    or, in files without it, the state of most runs; None if no run
+    recorded it."""
+    states, _ = gil_runs(suite)
+    if not states:
+        return None
+    expected = suite.get_metadata().get(K.GIL_EXPECTED)
+    if expected:
+        return expected
+    return max(("yes", "no"), key=states.count)
+
+
+def gil_state(suite):
+    """One line: the GIL state the runs recorded."""
+    states, by = gil_runs(suite)
+    if not states:
+        return ""
+    enabled = states.count("yes")
+    if enabled == len(states):
+        text = "enabled in every run"
+    elif not enabled:
+        text = "disabled in every run"
+    else:
+        text = "enabled in %d of %d runs" % (enabled, len(states))
+    usual = usual_gil(suite)
+    if any(state != usual for state in states):
+        text += " (expected %s: flagged gil)" % ("on" if usual == "yes" else "off")
+    if by:
+        text += "; re-enabled by importing %s" % ", ".join(by)
+    return text
+
+
+def header_lines(files):
+    """``files``: (path, suite, rows by workload) of each file."""
+    lines = []
+    for path, suite, groups in files:
+        meta = suite.get_metadata()
+        first = suite.get_benchmarks()[0].get_runs()[0].get_metadata()
+        meta = dict(first, **meta)
+        gil = meta.get(K.GIL)
+        build = ("free-threaded build, GIL %s" % gil
+                 if meta.get(K.FREE_THREADED_BUILD) == "yes"
+                 else "GIL build" if gil else "")
+        python = " ".join(x for x in (meta.get("python_implementation", ""),
+                                      meta.get("python_version", ""), build) if x)
+        libs = ", ".join("%s %s" % (name, meta[K.version_key(name)])
+                         for name in ("pyperf", "Pillow", "uvloop", "psutil")
+                         if K.version_key(name) in meta)
+        lines.append("%s: %s" % (path, python or "(no Python version recorded)"))
+        details = [("platform", meta.get("platform")),
+                   ("CPU", "%s, %s logical CPUs" % (meta.get("cpu_model_name", "?"),
+                                                    meta.get("cpu_count", "?"))),
+                   ("libraries", libs),
+                   ("preset", meta.get(K.PRESET)),
+                   ("scenario", meta.get(K.SCENARIO)),
+                   ("scaled", meta.get(K.SCENARIO_SCALED)),
+                   ("date", meta.get("date"))]
+        for label, value in details:
+            if value:
+                lines.append("  %s: %s" % (label, value))
+        noise = noise_floor(suite)
+        if noise:
+            lines.append("  noise: machine speed varied %.0f%% across rounds and "
+                         "%.0f%% between runs (a fixed probe before every batch); "
+                         "speedups pair runs of the same round, and their "
+                         "intervals carry what remains" % (noise[0] * 100,
+                                                           noise[1] * 100))
+        lines.extend("  " + line for line in decided_lines(groups, meta))
+        state = gil_state(suite)
+        if state:
+            lines.append("  GIL: " + state)
+        order = meta.get(K.ORDER)
+        if order:
+            lines.append("  order: %s%s" % (
+                "interleaved rounds" if order == "interleaved" else "pyperf's",
+                " (seed %s)" % meta[K.ORDER_SEED] if K.ORDER_SEED in meta else ""))
+    return lines
+
+
+def decided_lines(groups, meta):
+    """How many rows the run decided (and made precise, under --precision)."""
+    rows = [r for group in groups.values() for r in group if r.verdict is not None]
+    if not rows:
+        return []
+    counts = {name: sum(1 for r in rows if r.verdict == name)
+              for name in ("faster", "slower", "same", "undecided")}
+    rounds = [len(r.round_ratios()) for r in rows]
+    lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
+             "within 5%%, by their 95%% interval), %s rounds each" % (
+                 len(rows) - counts["undecided"], len(rows), counts["faster"],
+                 counts["slower"], counts["same"],
+                 "%d" % rounds[0] if min(rounds) == max(rounds)
+                 else "%d-%d" % (min(rounds), max(rounds)))]
+    target = meta.get(K.PRECISION_TARGET_PCT)
+    if target:
+        within = sum(1 for r in rows if not imprecise(r.ratio, target))
+        lines.append("precision: %d of %d speedups within +-%g%% (the target)"
+                     % (within, len(rows), target))
+    return lines
+
+
+def workload_params(rows):
+    """The workload's own one-line description of its parameters."""
+    return rows[0].meta.get(K.WORKLOAD_PARAMS, "") if rows[0].ours else ""

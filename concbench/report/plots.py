@@ -1,0 +1,245 @@
+"""Charts from the document, the same for ``--plot`` (PNG) and the page
+(inline SVG): per workload, the speedup with its 95% interval on a log
+axis, the time against the ideal, the process tree's memory; the speedup
+against the worker count of each series; for several files, each file's
+time and the change with its interval."""
+
+import io
+import re
+
+from .columns import MIB
+from .document import label
+
+WIDE = 20       # a range wider than this many times gets a log axis
+FASTER, SLOWER, NEUTRAL = "#2a7d4f", "#b23a3a", "#7f7f7f"
+
+
+def pyplot():
+    """matplotlib's pyplot on a file-only backend, None when not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "concbench",
+                                "font.size": 10})
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def workload_charts(plt, name, entry):
+    """[(suffix, figure)] for one workload of a one-file document."""
+    charts = [("", models_figure(plt, name, entry))]
+    scaling = scaling_figure(plt, name, entry)
+    if scaling is not None:
+        charts.append(("-scaling", scaling))
+    return charts
+
+
+def _height(count):
+    return max(2.6, 0.32 * count + 1.6)
+
+
+def _log_if_wide(axis, values, which="x"):
+    import matplotlib.ticker
+
+    values = [v for v in values if v]
+    if values and max(values) / min(values) > WIDE:
+        (axis.set_xscale if which == "x" else axis.set_yscale)("log")
+        ticks = axis.xaxis if which == "x" else axis.yaxis
+        ticks.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+
+
+def _ratio_axis(axis, which="x"):
+    """A log axis of ratios, labelled 0.5x, 1x, 2x, 5x, ..."""
+    import math
+
+    import matplotlib.ticker
+
+    def major(value, _):
+        return "%gx" % value
+
+    def minor(value, _):
+        mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+        return "%gx" % value if round(mantissa) in (2, 5) else ""
+
+    (axis.set_xscale if which == "x" else axis.set_yscale)("log")
+    ticks = axis.xaxis if which == "x" else axis.yaxis
+    ticks.set_major_formatter(matplotlib.ticker.FuncFormatter(major))
+    ticks.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))
+
+
+def _legend_below(axis):
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06 - 0.4 / axis.figure.get_figheight()),
+                ncol=2, fontsize=8, frameon=False)
+
+
+def _colour(row):
+    return {"faster": FASTER, "slower": SLOWER}.get(row["verdict"], NEUTRAL)
+
+
+def models_figure(plt, name, entry):
+    rows = entry["rows"]
+    labels = [row["model"] for row in rows]
+    places = list(range(len(rows)))
+    fig, (speed, time, memory) = plt.subplots(
+        1, 3, figsize=(15, _height(len(rows))), sharey=True)
+    # Speedup against the reference: a bar from 1, the 95% interval, the value.
+    for place, row in zip(places, rows):
+        point = row["speedup"]
+        if point is None:
+            continue
+        speed.plot([1, point], [place, place], color=_colour(row), linewidth=6,
+                   alpha=0.35, solid_capstyle="butt")
+        low, high = row["speedup_ci_low"], row["speedup_ci_high"]
+        if low is not None:
+            speed.errorbar([point], [place], xerr=[[point - low], [high - point]],
+                           fmt="o", color=_colour(row), capsize=3, markersize=4)
+        else:
+            speed.plot([point], [place], "o", color=_colour(row), markersize=4)
+        speed.annotate("%.2fx" % point, (high or point, place), xytext=(4, 0),
+                       textcoords="offset points", va="center", fontsize=8)
+    speed.axvline(1, color="black", linewidth=0.8)
+    _ratio_axis(speed)
+    bounds = [v for row in rows for v in (row["speedup"], row["speedup_ci_low"],
+                                          row["speedup_ci_high"]) if v]
+    if bounds:
+        speed.set_xlim(min(min(bounds), 0.5) / 1.3, max(max(bounds), 2) * 1.8)
+    speed.set_title("speedup against %s (95%% interval, log)"
+                    % (entry["reference"] or "the reference"))
+    # Time against the ideal.
+    means = [row["mean_s"] * 1e3 for row in rows]
+    time.barh(places, means, xerr=[row["stdev_s"] * 1e3 for row in rows],
+              color="#4c72b0", alpha=0.8, label="mean +- std dev", capsize=2)
+    ideal = [(place, row["ideal_s"] * 1e3) for place, row in zip(places, rows)
+             if row["ideal_s"]]
+    if ideal:
+        time.plot([i[1] for i in ideal], [i[0] for i in ideal], "|", color="black",
+                  markersize=14, markeredgewidth=2, label="ideal")
+    _log_if_wide(time, means + [i[1] for i in ideal])
+    time.set_title("time per batch (ms) against the ideal")
+    _legend_below(time)
+    # Memory of the process tree: what was there before the batch, and added.
+    peaks = [(row["mem_peak_bytes"] or 0) / MIB for row in rows]
+    added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
+    memory.barh(places, [p - a for p, a in zip(peaks, added)], color="#b0b0b0",
+                label="before the batches")
+    memory.barh(places, added, left=[p - a for p, a in zip(peaks, added)],
+                color="#dd8452", label="added by the model")
+    memory.set_title("peak memory of the process tree (MiB, PSS)")
+    _legend_below(memory)
+    for axis in (speed, time, memory):
+        axis.grid(axis="x", alpha=0.3, which="both")
+    speed.set_yticks(places)
+    speed.set_yticklabels(labels)
+    speed.invert_yaxis()
+    fig.suptitle("%s (%s)" % (name, entry["params"]) if entry["params"] else name)
+    fig.tight_layout()
+    return fig
+
+
+def scaling_figure(plt, name, entry):
+    """Speedup against the worker count, one line per series; None when no
+    series has two points."""
+    series = {}
+    for row in entry["rows"]:
+        if row["series"] and row["speedup"]:
+            series.setdefault(row["series"], []).append(row)
+    series = {k: sorted(v, key=lambda r: r["workers"]) for k, v in series.items()
+              if len(v) >= 2}
+    if not series:
+        return None
+    import matplotlib.ticker
+
+    fig, axis = plt.subplots(figsize=(7.5, 4.5))
+    for name_of, rows in series.items():
+        workers = [row["workers"] for row in rows]
+        points = [row["speedup"] for row in rows]
+        lows = [row["speedup_ci_low"] or row["speedup"] for row in rows]
+        highs = [row["speedup_ci_high"] or row["speedup"] for row in rows]
+        axis.errorbar(workers, points, yerr=[[p - l for p, l in zip(points, lows)],
+                                             [h - p for p, h in zip(points, highs)]],
+                      marker="o", capsize=3, label=name_of)
+    axis.axhline(1, color="gray", linestyle="--", label=entry["reference"] or "reference")
+    axis.set_xscale("log", base=2)
+    _ratio_axis(axis, "y")
+    axis.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%d"))
+    axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_xlabel("workers")
+    axis.set_ylabel("speedup (95% interval, log)")
+    axis.set_title("%s: speedup against worker count" % name)
+    axis.grid(alpha=0.3, which="both")
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def comparison_figure(plt, document, workload):
+    """Each file's time per benchmark, and its change against the first file."""
+    records = [r for r in document["benchmarks"] if r["workload"] == workload]
+    files = document["files"]
+    fig, (time, change) = plt.subplots(1, 2, figsize=(14, _height(len(records) * 1.2)),
+                                       sharey=True)
+    height = 0.8 / len(files)
+    places = list(range(len(records)))
+    times = []
+    for index, path in enumerate(files):
+        offset = [p - 0.4 + height * (index + 0.5) for p in places]
+        entries = [r["files"][index] for r in records]
+        values = [e.get("mean_s", 0) * 1e3 for e in entries]
+        times.extend(values)
+        time.barh(offset, values, height=height, label=label(path),
+                  xerr=[e.get("stdev_s", 0) * 1e3 for e in entries], capsize=2)
+        if index:
+            for place, e in zip(offset, entries):
+                if "not_comparable" in e:
+                    change.annotate("not comparable: " + e["not_comparable"], (1, place),
+                                    xytext=(6, 0), textcoords="offset points",
+                                    va="center", fontsize=8, color=NEUTRAL)
+                if e.get("time_ratio") is None:
+                    continue
+                point, low, high = e["time_ratio"], e["time_ci_low"], e["time_ci_high"]
+                change.errorbar([point], [place], fmt="o", capsize=3, markersize=4,
+                                color="C%d" % index,
+                                xerr=None if low is None else [[point - low], [high - point]])
+    _log_if_wide(time, times)
+    time.set_title("time per batch (ms), mean +- std dev")
+    _legend_below(time)
+    change.axvline(1, color="black", linewidth=0.8)
+    _ratio_axis(change)
+    change.set_title("time against %s's (95%% interval, log; < 1: faster)"
+                     % label(files[0]))
+    for axis in (time, change):
+        axis.grid(axis="x", alpha=0.3, which="both")
+    time.set_yticks(places)
+    time.set_yticklabels([r["benchmark"].partition("/")[2] or r["benchmark"]
+                          for r in records])
+    time.invert_yaxis()
+    fig.suptitle(workload)
+    fig.tight_layout()
+    return fig
+
+
+def all_charts(plt, document):
+    """[(file name without extension, figure)] of a document."""
+    if "files" in document:
+        return [("compare-%s" % workload, comparison_figure(plt, document, workload))
+                for workload in dict.fromkeys(r["workload"] for r in document["benchmarks"])]
+    return [(name + suffix, figure)
+            for name, entry in document["workloads"].items()
+            for suffix, figure in workload_charts(plt, name, entry)]
+
+
+def svg(plt, figure):
+    """The figure as an inline <svg> element (the page's style lets it shrink)."""
+    out = io.StringIO()
+    figure.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    text = out.getvalue()
+    text = text[text.index("<svg"):]
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+
+
+def png(plt, figure, path):
+    figure.savefig(path, dpi=100)
+    plt.close(figure)

@@ -1,0 +1,105 @@
+"""The document as text or markdown tables (tabulate draws them)."""
+
+from .columns import SHOWN, fmt_mib, table
+from .compare import describe_change
+from .document import is_comparison, label
+from concbench.units import format_time as fmt_time
+
+
+def render(document, markdown=False):
+    if is_comparison(document):
+        return render_comparison(document, markdown)
+    lines = list(document["header"]) + list(document["notes"])
+    bullet = "- " if markdown else "  * "
+    for name, entry in document["workloads"].items():
+        lines.append("")
+        title = "## %s" % name if markdown else name
+        lines.append(title + (" (%s)" % entry["params"] if entry["params"] else ""))
+        lines.append("")
+        lines.append(table([c.title for c in SHOWN],
+                           [[c.text(d) for c in SHOWN] for d in entry["rows"]], markdown))
+        if entry["takeaways"]:
+            lines.append("")
+            lines.extend(bullet + t for t in entry["takeaways"])
+    return "\n".join(lines)
+
+
+def render_markdown(document):
+    return render(document, markdown=True)
+
+
+def comparison_headers(labels):
+    headers = ["benchmark"]
+    for i, name in enumerate(labels):
+        headers.append("%s time" % name)
+        if i:
+            headers.append("time change")
+        headers.append("%s MiB" % name)
+        if i:
+            headers.append("memory change")
+    return headers
+
+
+def comparison_cells(record):
+    """A benchmark's cells after its name: each file's time and memory, and
+    for every file after the first, the changes."""
+    cells = []
+    for i, entry in enumerate(record["files"]):
+        if "mean_s" not in entry:
+            cells.extend([""] * (2 if not i else 4))
+            continue
+        cells.append("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])))
+        if i:
+            cells.append("not comparable: " + entry["not_comparable"]
+                         if "not_comparable" in entry else
+                         describe_change(entry.get("time_change"),
+                                         entry.get("time_significant")))
+        cells.append(fmt_mib(entry.get("mem_peak_bytes")))
+        if i and "not_comparable" in entry:
+            cells.append("not comparable")
+        elif i:
+            cells.append(describe_change(memory_change(entry), entry.get("mem_significant")))
+    return cells
+
+
+def memory_change(entry):
+    pct = entry.get("mem_change_pct")
+    interval = entry.get("mem_change_ci_pct")
+    return None if pct is None else "%+.1f%%" % pct + (
+        " [%+.1f%%, %+.1f%%]" % tuple(interval) if interval else "")
+
+
+def best_line(document, workload):
+    best = document["best"][workload]
+    return "best: " + "; ".join(
+        "%s %s" % (label(path), ", ".join(best.get(path, [])) or "-")
+        for path in document["files"])
+
+
+def agreement_line(document, found):
+    return "%s against %s: %s; %s" % (
+        found["file"], document["files"][0],
+        "speedups within 10%% of each other: %d of %d"
+        % (found["speedups_within_10pct"], found["speedups"])
+        if found["speedups"] else "no speedup in both",
+        "takeaways: none contradicts" if not found["contradictions"] else
+        "takeaways that contradict: " + "; ".join(found["contradictions"]))
+
+
+def render_comparison(document, markdown):
+    headers = comparison_headers([label(p) for p in document["files"]])
+    lines = list(document["header"])
+    # One table per workload (a version's or a build's change reads per
+    # workload), then each file's best model of it.
+    for workload in dict.fromkeys(r["workload"] for r in document["benchmarks"]):
+        lines.append("")
+        lines.append("## %s" % workload if markdown else workload)
+        lines.append("")
+        lines.append(table(headers, [[r["benchmark"]] + comparison_cells(r)
+                                     for r in document["benchmarks"]
+                                     if r["workload"] == workload], markdown))
+        lines.append("")
+        lines.append(("- " if markdown else "  * ") + best_line(document, workload))
+    lines.append("")
+    lines.extend(agreement_line(document, found) for found in document["agreement"])
+    return "\n".join(lines)

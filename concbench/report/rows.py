@@ -1,0 +1,259 @@
+"""One benchmark's figures (a Row), its ideal time and its flags.
+
+Everything the report knows of a workload or a model comes from the
+benchmark's metadata, written by the workload and the model themselves
+(concurrency, parallelism, interpreters, item side, reference model,
+scaling series): it names none of them.
+"""
+
+import math
+import os
+import statistics
+
+from concbench import schema as K
+from concbench.stats import half_width, imprecise, paired_ratio, verdict
+from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
+from concbench.workloads.base import JITTER_MS, LATENCY_MS
+
+from .environment import usual_gil
+from .load import median_of, run_figures, sum_of
+
+# What a model states of itself in the metadata (models.base.Model.metadata);
+# a file without them (from an older bench.py) gets no ideal time.
+MODEL_FACTS = (K.CONCURRENCY, K.PARALLELISM, K.INTERPRETERS, K.ITEM_SIDE)
+
+
+class Row:
+    """One benchmark's figures, with what pyperf alone does not show."""
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.name = bench.get_name()
+        self.meta = bench.get_metadata()
+        self.runs = run_figures(bench)
+        self.ours = K.WORKLOAD in self.meta
+        workload, _, model = self.name.partition("/")
+        self.workload = self.meta.get(K.WORKLOAD, workload if model else "(other)")
+        self.model = self.meta.get(K.MODEL, model or self.name)
+        self.mean = bench.mean()
+        self.stdev = bench.stdev() if bench.get_nvalue() >= 2 else 0.0
+        self.values = bench.get_values()
+        self.items = self.meta.get(K.ITEMS_PER_BATCH)
+        self.items_per_s = self.items / self.mean if self.items else None
+        self.cores = self._cores()
+        self.mem_peak = median_of(self.runs, K.MEM_TREE_PEAK)
+        added = [m[K.MEM_TREE_PEAK] - m[K.MEM_TREE_BASE] for m in self.runs
+                 if K.MEM_TREE_PEAK in m and K.MEM_TREE_BASE in m]
+        self.mem_added = statistics.median(added) if added else None
+        # Each run's peak: what a comparison of two files' memory pairs up.
+        self.mem_peaks = [m[K.MEM_TREE_PEAK] for m in self.runs if K.MEM_TREE_PEAK in m]
+        self.failures = sum_of(self.runs, K.FAILURES)
+        self.cpu_per_item = self._cpu_per_item()
+        self.by_round = self._by_round()
+        system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
+                  if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
+        self.system_share = statistics.median(system) if system else None
+        self.ratio = None       # the reference's time / this row's, paired
+        self.speedup = None
+        self.verdict = None     # faster, slower, same, undecided (not the reference)
+        self.reference = None   # the workload's reference row
+        self.ideal = None
+        self.ideal_from = None  # the model whose CPU per item set the ideal
+        self.efficiency = None
+        self.flags = []
+
+    def _timed_runs(self):
+        return zip([r for r in self.bench.get_runs() if r.values], self.runs)
+
+    def _by_round(self):
+        """{round: median of the run's values}: what pairs with the other
+        benchmarks' runs of the same round (files without rounds: the run's
+        position)."""
+        rounds = {}
+        for position, (run, meta) in enumerate(self._timed_runs()):
+            rounds.setdefault(meta.get(K.ROUND, position), []).extend(run.values)
+        return {number: statistics.median(values) for number, values in rounds.items()}
+
+    def _cores(self):
+        shares = []
+        for run, meta in self._timed_runs():
+            timed = sum(run.values) * meta.get("loops", 1)
+            if K.CPU_TREE in meta and timed > 0:
+                shares.append(meta[K.CPU_TREE] / timed)
+        return statistics.median(shares) if shares else None
+
+    def per_batch(self, *keys):
+        """Median over runs of the keys' sum divided by the run's batches."""
+        shares = []
+        for run, meta in self._timed_runs():
+            if all(key in meta for key in keys):
+                batches = len(run.values) * meta.get("loops", 1)
+                shares.append(sum(meta[key] for key in keys) / batches)
+        return statistics.median(shares) if shares else None
+
+    def _cpu_per_item(self):
+        """CPU per item over the runs whose accounting covered every process
+        the sampler saw (``cpu_complete``): an undercount would drag the
+        ideal of every row of the workload down."""
+        complete = [meta for meta in self.runs if meta.get(K.CPU_COMPLETE) != "no"]
+        cpu, items = sum_of(complete, K.CPU_TREE), sum_of(complete, K.ITEMS)
+        return cpu / items if cpu is not None and items else None
+
+    # -- what the model states of itself ----------------------------------------
+    def knows_model(self):
+        return all(key in self.meta for key in MODEL_FACTS)
+
+    def is_reference(self):
+        return self.model == self.meta.get(K.REFERENCE_MODEL)
+
+    def concurrency(self):
+        """How many items can wait at once (C in the ideal time)."""
+        concurrency = self.meta[K.CONCURRENCY]
+        if concurrency == "unbounded":
+            return self.items
+        return min(self.items, concurrency)
+
+    def workers(self):
+        """How many items can compute at once before counting cores."""
+        return self.meta[K.PARALLELISM]
+
+    def processes(self):
+        """P in the ideal time: how many items can run Python code at once:
+        one per interpreter, or every worker on a build without the GIL."""
+        if self.meta.get(K.GIL) == "disabled":
+            return self.meta[K.PARALLELISM]
+        return self.meta[K.INTERPRETERS]
+
+    def series(self):
+        """The worker-count series this row is a point of ("threads",
+        "processes, chunk 4"), None if none."""
+        if K.SCALING not in self.meta:
+            return None
+        return ", ".join(part for part in (
+            self.meta[K.SCALING], self.meta.get(K.SCALING_SERIES)) if part)
+
+    def round_ratios(self):
+        """The reference's value / this row's, per round both ran."""
+        return self.ratio.values if self.ratio else []
+
+    def side(self):
+        """Which rows share c, the least CPU per item, in the ideal time:
+        IO rows of the same client side (sync models use one library, async
+        models another); CPU rows all together."""
+        if self.meta.get(K.WORKLOAD_KIND) == "io":
+            return self.meta.get(K.ITEM_SIDE) == "async"
+        return None
+
+    # -- what is physically possible ---------------------------------------------
+    def compute_ideal(self, reference, cpu_count, least):
+        """``reference``: the reference model's row; ``least``: the row with
+        the least CPU per item of the workload (IO: of this row's client
+        side, sync or async, whose libraries differ), or None."""
+        if not self.ours or reference is None or not self.knows_model():
+            return
+        self.reference = reference
+        cpu_per_item = least.cpu_per_item if least else None
+        if self is reference:
+            self.speedup = 1.0
+        else:
+            self.ratio = paired_ratio(reference.by_round, self.by_round)
+            self.speedup = (self.ratio.point if self.ratio
+                            else reference.mean / self.mean)
+            self.verdict = verdict(self.ratio)
+        kind = self.meta.get(K.WORKLOAD_KIND)
+        if kind == "io" and self.items:
+            cpu = (self.items * cpu_per_item / self.processes()
+                   if cpu_per_item else 0.0)
+            wait = self._least_wait()
+            self.ideal = max(wait, cpu)
+            if cpu > wait:
+                self.ideal_from = least.model
+        elif kind == "cpu":
+            # A lower bound: no model does an item with less CPU than the
+            # least any of them used. (The reference's time is none: in the
+            # main thread Pillow's buffers cost page faults that a worker
+            # thread's arena avoids.) Without CPU figures, the reference's
+            # time stands in.
+            if cpu_per_item and self.items:
+                work, self.ideal_from = self.items * cpu_per_item, least.model
+            else:
+                work, self.ideal_from = reference.mean, reference.model
+            self.ideal = work / min(self.workers(), cpu_count or 1)
+        if self.ideal:
+            self.efficiency = self.ideal / self.mean
+
+    def _least_wait(self):
+        """IO: the least time the items' latencies allow at this concurrency."""
+        latency = self.meta.get(LATENCY_MS.param, 0.0) / 1000.0
+        jitter = self.meta.get(JITTER_MS.param, 0.0) / 1000.0
+        concurrency = max(1, self.concurrency())
+        rounds = math.ceil(self.items / concurrency)
+        if not jitter:
+            return rounds * latency
+        if K.LATENCY_SUM_S in self.meta:
+            # No schedule beats the slowest item, nor the drawn latencies
+            # spread evenly over C slots.
+            return max(self.meta[K.LATENCY_MAX_S],
+                       self.meta[K.LATENCY_SUM_S] / concurrency)
+        # Files from before the latencies were recorded.
+        return latency + jitter if rounds == 1 else rounds * latency
+
+    def compute_flags(self, precision=None, usual_gil=None):
+        """``precision``: the run's --precision target, in percent;
+        ``usual_gil``: the GIL state the file's runs should have."""
+        raw = [value * run.get_total_loops() for run in self.bench.get_runs()
+               for value in run.values]
+        if unstable_reasons(self.values, raw):
+            self.flags.append("unstable")
+        if self.verdict == "undecided":
+            self.flags.append("undecided")
+        if precision and self.verdict and self.ratio and self.ratio.low \
+                and imprecise(self.ratio, precision):
+            self.flags.append("imprecise(+-%.0f%%)" % (half_width(self.ratio) * 100))
+        # Above 100% as shown (to the percent): the ideal was not a bound.
+        if self.efficiency and round(self.efficiency * 100) > 100:
+            self.flags.append("above-ideal")
+        if any(meta.get(K.CPU_COMPLETE) == "no" for meta in self.runs):
+            # Its CPU figures miss a process: left out of the ideal.
+            self.flags.append("cpu-incomplete")
+        if self.failures:
+            self.flags.append("failures")
+        items = sum_of(self.runs, K.ITEMS)
+        if self.items and items is not None:
+            expected = self.items * sum(len(r.values) for r in self.bench.get_runs()
+                                        if r.values) * self.meta.get("loops", 1)
+            if items != expected:
+                self.flags.append("check")
+        limit = self.meta.get(K.SERVER_BUSY_LIMIT, SERVER_BUSY_LIMIT)
+        if any(meta.get(K.SERVER_BUSY, 0) > limit for meta in self.runs):
+            self.flags.append("server-bound")
+        if usual_gil and any(m.get(K.GIL_ENABLED, usual_gil) != usual_gil
+                             for m in self.runs):
+            self.flags.append("gil")
+
+
+def build_rows(suite):
+    """Every benchmark's row, grouped by workload, each group in the file's
+    order."""
+    usual = usual_gil(suite)
+    rows = [Row(bench) for bench in suite.get_benchmarks()]
+    groups = {}
+    for position, row in enumerate(rows):
+        row.position = position
+        groups.setdefault(row.workload, []).append(row)
+    cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
+    precision = suite.get_metadata().get(K.PRECISION_TARGET_PCT)
+    for group in groups.values():
+        reference = next((r for r in group if r.is_reference()), None)
+        # c in the ideal time: the least CPU per item seen for each side.
+        # Concurrent runs amortize per-request costs, so the sequential
+        # run's is not a bound.
+        least = {}
+        for row in group:
+            if row.cpu_per_item and (row.side() not in least or row.cpu_per_item
+                                     < least[row.side()].cpu_per_item):
+                least[row.side()] = row
+        for row in group:
+            row.compute_ideal(reference, cpu_count, least.get(row.side()))
+            row.compute_flags(precision, usual)
+    return groups
