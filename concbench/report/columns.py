@@ -81,8 +81,8 @@ COLUMNS = [
     Column("CPU s/batch", "cpu_s_per_batch", lambda r: r.per_batch(K.CPU_TREE)),
     Column("ctx switches/batch", "ctx_switches_per_batch",
            lambda r: r.per_batch(K.CTX_SWITCHES_VOLUNTARY, K.CTX_SWITCHES_INVOLUNTARY)),
-    Column("failures", "failures", lambda r: r.failures,
-           lambda d: "" if d["failures"] is None else str(d["failures"])),
+    Column("failures", K.FAILURES, lambda r: r.failures,
+           lambda d: "" if d[K.FAILURES] is None else str(d[K.FAILURES])),
     Column("flags", "flags", lambda r: ",".join(r.flags), lambda d: d["flags"]),
 ]
 

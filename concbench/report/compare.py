@@ -63,7 +63,7 @@ def records(paths, groups):
         present = [rows.get(name) for rows in per_file]
         ref = present[0]
         record = {"benchmark": name, "files": [],
-                  "workload": next(r for r in present if r is not None).workload}
+                  K.WORKLOAD: next(r for r in present if r is not None).workload}
         for path, row in zip(paths, present):
             entry = {"file": path}
             if row is not None:

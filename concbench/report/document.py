@@ -50,9 +50,9 @@ def workload_entry(rows, sort):
     reference = next((r for r in rows if r.ours and r.is_reference()), None)
     return {"params": workload_params(rows),
             "reference": reference.model if reference else None,
-            "rows": [dict(row_record(r), model=r.model, series=r.series() if r.ours
-                          else None, workers=r.workers() if r.ours and r.series()
-                          else None)
+            "rows": [dict(row_record(r), **{K.MODEL: r.model},
+                          series=r.series() if r.ours else None,
+                          workers=r.workers() if r.ours and r.series() else None)
                      for r in sort_rows(rows, sort)],
             "takeaways": takeaways(rows)}
 

@@ -95,8 +95,8 @@ def header_lines(files):
                    ("CPU", "%s, %s logical CPUs" % (meta.get("cpu_model_name", "?"),
                                                     meta.get("cpu_count", "?"))),
                    ("libraries", libs),
-                   ("preset", meta.get(K.PRESET)),
-                   ("scenario", meta.get(K.SCENARIO)),
+                   (K.PRESET, meta.get(K.PRESET)),
+                   (K.SCENARIO, meta.get(K.SCENARIO)),
                    ("scaled", meta.get(K.SCENARIO_SCALED)),
                    ("date", meta.get("date"))]
         for label, value in details:

@@ -71,6 +71,12 @@ def run_figures(bench):
     return [run.get_metadata() for run in bench.get_runs() if run.values]
 
 
+def across_runs(runs, key):
+    """A run key's value for a benchmark, combined over its runs as the
+    schema says (``Key.runs``)."""
+    return sum_of(runs, key) if key.runs.startswith(schema.TOTAL) else median_of(runs, key)
+
+
 def median_of(runs, key):
     values = [meta[key] for meta in runs if key in meta]
     return statistics.median(values) if values else None

@@ -7,6 +7,8 @@ time and the change with its interval."""
 import io
 import re
 
+from concbench import schema as K
+
 from .columns import MIB
 from .document import label
 
@@ -80,7 +82,7 @@ def _colour(row):
 
 def models_figure(plt, name, entry):
     rows = entry["rows"]
-    labels = [row["model"] for row in rows]
+    labels = [row[K.MODEL] for row in rows]
     places = list(range(len(rows)))
     fig, (speed, time, memory) = plt.subplots(
         1, 3, figsize=(15, _height(len(rows))), sharey=True)
@@ -176,7 +178,7 @@ def scaling_figure(plt, name, entry):
 
 def comparison_figure(plt, document, workload):
     """Each file's time per benchmark, and its change against the first file."""
-    records = [r for r in document["benchmarks"] if r["workload"] == workload]
+    records = [r for r in document["benchmarks"] if r[K.WORKLOAD] == workload]
     files = document["files"]
     fig, (time, change) = plt.subplots(1, 2, figsize=(14, _height(len(records) * 1.2)),
                                        sharey=True)
@@ -224,7 +226,7 @@ def all_charts(plt, document):
     """[(file name without extension, figure)] of a document."""
     if "files" in document:
         return [("compare-%s" % workload, comparison_figure(plt, document, workload))
-                for workload in dict.fromkeys(r["workload"] for r in document["benchmarks"])]
+                for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"])]
     return [(name + suffix, figure)
             for name, entry in document["workloads"].items()
             for suffix, figure in workload_charts(plt, name, entry)]

@@ -4,6 +4,8 @@ table (one file) or per benchmark and file (a comparison)."""
 import csv
 import io
 
+from concbench import schema as K
+
 from .document import column_keys, is_comparison
 
 COMPARISON_KEYS = ("mean_s", "stdev_s", "time_ratio", "time_ci_low", "time_ci_high",
@@ -18,7 +20,7 @@ def render(document):
                  for record in document["benchmarks"] for entry in record["files"])
     else:
         keys = column_keys()
-        header = ["workload"] + keys
+        header = [K.WORKLOAD] + keys
         lines = ([name] + [row[k] for k in keys]
                  for name, entry in document["workloads"].items() for row in entry["rows"])
     out = io.StringIO()

@@ -6,6 +6,8 @@ embedded, each with a download link."""
 import html
 import json
 
+from concbench import schema as K
+
 from . import plots
 from .columns import SHOWN
 from .document import is_comparison, label
@@ -113,8 +115,8 @@ def single_body(document, plt):
 def comparison_body(document, plt):
     headers = comparison_headers([label(p) for p in document["files"]])
     parts = []
-    for workload in dict.fromkeys(r["workload"] for r in document["benchmarks"]):
-        records = [r for r in document["benchmarks"] if r["workload"] == workload]
+    for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"]):
+        records = [r for r in document["benchmarks"] if r[K.WORKLOAD] == workload]
         parts.append('<section id="workload-%s"><h2>%s</h2>' % (esc(workload), esc(workload)))
         rows = []
         for record in records:

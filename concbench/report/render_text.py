@@ -1,5 +1,7 @@
 """The document as text or markdown tables (tabulate draws them)."""
 
+from concbench import schema as K
+
 from .columns import SHOWN, fmt_mib, table
 from .compare import describe_change
 from .document import is_comparison, label
@@ -91,13 +93,13 @@ def render_comparison(document, markdown):
     lines = list(document["header"])
     # One table per workload (a version's or a build's change reads per
     # workload), then each file's best model of it.
-    for workload in dict.fromkeys(r["workload"] for r in document["benchmarks"]):
+    for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"]):
         lines.append("")
         lines.append("## %s" % workload if markdown else workload)
         lines.append("")
         lines.append(table(headers, [[r["benchmark"]] + comparison_cells(r)
                                      for r in document["benchmarks"]
-                                     if r["workload"] == workload], markdown))
+                                     if r[K.WORKLOAD] == workload], markdown))
         lines.append("")
         lines.append(("- " if markdown else "  * ") + best_line(document, workload))
     lines.append("")

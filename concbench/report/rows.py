@@ -16,7 +16,7 @@ from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
 
 from .environment import usual_gil
-from .load import median_of, run_figures, sum_of
+from .load import across_runs, run_figures
 
 # What a model states of itself in the metadata (models.base.Model.metadata);
 # a file without them (from an older bench.py) gets no ideal time.
@@ -41,13 +41,13 @@ class Row:
         self.items = self.meta.get(K.ITEMS_PER_BATCH)
         self.items_per_s = self.items / self.mean if self.items else None
         self.cores = self._cores()
-        self.mem_peak = median_of(self.runs, K.MEM_TREE_PEAK)
+        self.mem_peak = across_runs(self.runs, K.MEM_TREE_PEAK)
         added = [m[K.MEM_TREE_PEAK] - m[K.MEM_TREE_BASE] for m in self.runs
                  if K.MEM_TREE_PEAK in m and K.MEM_TREE_BASE in m]
         self.mem_added = statistics.median(added) if added else None
         # Each run's peak: what a comparison of two files' memory pairs up.
         self.mem_peaks = [m[K.MEM_TREE_PEAK] for m in self.runs if K.MEM_TREE_PEAK in m]
-        self.failures = sum_of(self.runs, K.FAILURES)
+        self.failures = across_runs(self.runs, K.FAILURES)
         self.cpu_per_item = self._cpu_per_item()
         self.by_round = self._by_round()
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
@@ -96,7 +96,7 @@ class Row:
         the sampler saw (``cpu_complete``): an undercount would drag the
         ideal of every row of the workload down."""
         complete = [meta for meta in self.runs if meta.get(K.CPU_COMPLETE) != "no"]
-        cpu, items = sum_of(complete, K.CPU_TREE), sum_of(complete, K.ITEMS)
+        cpu, items = across_runs(complete, K.CPU_TREE), across_runs(complete, K.ITEMS)
         return cpu / items if cpu is not None and items else None
 
     # -- what the model states of itself ----------------------------------------
@@ -218,7 +218,7 @@ class Row:
             self.flags.append("cpu-incomplete")
         if self.failures:
             self.flags.append("failures")
-        items = sum_of(self.runs, K.ITEMS)
+        items = across_runs(self.runs, K.ITEMS)
         if self.items and items is not None:
             expected = self.items * sum(len(r.values) for r in self.bench.get_runs()
                                         if r.values) * self.meta.get("loops", 1)
