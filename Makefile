@@ -1,5 +1,5 @@
 # The two commands of the README: `make bench` (the default suite, then its
-# report) and `make test`. Each sets up .venv with the pinned dependencies.
+# report, printed and as a page beside the JSON) and `make test`. Each sets up .venv with the pinned dependencies.
 
 PYTHON ?= python3
 VENV := .venv
@@ -29,7 +29,7 @@ VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
 	$(BIN)/python bench.py -o $(OUT) $(BENCH_ARGS)
-	$(BIN)/python report.py $(OUT)
+	$(BIN)/python report.py $(OUT) --html $(basename $(OUT)).html
 
 # Every Python version found runs the same preset (tox.ini), one after the
 # other, then pyperf compare_to and report.py compare them. One load server,

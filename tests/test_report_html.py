@@ -1,0 +1,207 @@
+"""report.py --html: one self-contained page whose tables match the JSON
+document, with charts, takeaways and the files it was made from; bad
+targets and inputs refused without writing anything."""
+
+import html
+import json
+import os
+from html.parser import HTMLParser
+
+import pyperf
+import pytest
+
+from concbench.report.columns import SHOWN
+from concbench.report.render_text import comparison_cells
+from conftest import ROOT, run
+
+REPORT = str(ROOT / "report.py")
+SMALL = str(ROOT / "tests" / "data" / "small.json")
+SLOW = str(ROOT / "tests" / "data" / "slow.json")
+
+
+class Page(HTMLParser):
+    """The page's tables (rows of cells: text, data-key, data-value), its
+    embedded scripts by id, and every src/href."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.tables, self.scripts, self.links, self.svgs = [], {}, [], 0
+        self.headers, self.takeaways = [], []
+        self._cell = self._script = self._li = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in ("src", "href"):
+            if name in attrs:
+                self.links.append(attrs[name])
+        if tag == "table":
+            self.tables.append([])
+            self.headers.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = [tag, "", attrs.get("data-key"), attrs.get("data-value")]
+        elif tag == "script":
+            self._script = [attrs.get("id"), ""]
+        elif tag == "svg":
+            self.svgs += 1
+        elif tag == "li":
+            self._li = ""
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
+        if self._script is not None:
+            self._script[1] += data
+        if self._li is not None:
+            self._li += data
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            kind, text, key, value = self._cell
+            if kind == "th":
+                self.headers[-1].append(text.strip())
+            else:
+                self.tables[-1][-1].append((text, key, value))
+            self._cell = None
+        elif tag == "script" and self._script is not None:
+            self.scripts[self._script[0]] = self._script[1]
+            self._script = None
+        elif tag == "li" and self._li is not None:
+            self.takeaways.append(self._li)
+            self._li = None
+
+
+def report(*args, cwd=ROOT):
+    return run([REPORT] + [str(a) for a in args], cwd)
+
+
+def page_and_document(tmp_path, *files):
+    page = tmp_path / "page.html"
+    proc = report(*files, "--html", page)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().startswith("wrote %s" % page)
+    document = json.loads(report(*files, "--format", "json").stdout)
+    return Page(page.read_text(encoding="utf-8")), document, page
+
+
+def test_every_table_number_matches_the_json_document(tmp_path):
+    page, document, path = page_and_document(tmp_path, SMALL)
+    rows = [row for entry in document["workloads"].values() for row in entry["rows"]]
+    body = [cells for table in page.tables for cells in table if cells]
+    assert len(body) == len(rows) == 21
+    by_name = {row["benchmark"]: row for row in rows}
+    for cells in body:
+        row = by_name[cells[0][0]]
+        assert [key for _, key, _ in cells] == [c.key for c in SHOWN]
+        for (text, key, value), column in zip(cells, SHOWN):
+            assert json.loads(value) == row[key], (row["benchmark"], key)
+            assert text == column.text(row), (row["benchmark"], key)
+    assert page.headers[0] == [c.title for c in SHOWN]
+    # Takeaways and charts: each workload's, drawn.
+    said = [t for entry in document["workloads"].values() for t in entry["takeaways"]]
+    assert said and set(said) <= set(page.takeaways)
+    assert page.svgs >= 2 * len(document["workloads"])
+    text = path.read_text()
+    assert "speedup against sequential (95% interval, log)" in text
+    assert ">1x<" in text or ">1x</text>" in text
+
+
+def test_the_page_stands_alone_and_carries_its_files(tmp_path):
+    page, document, path = page_and_document(tmp_path, SMALL)
+    # No server, no network: nothing fetched from anywhere.
+    assert all(link in ("#",) for link in page.links), page.links
+    assert "<link" not in path.read_text() and "src=" not in path.read_text()
+    # The pyperf file, embedded for download, is the same data.
+    embedded = tmp_path / "embedded.json"
+    embedded.write_text(page.scripts["raw-0"].replace("<\\/", "</"))
+    original = pyperf.BenchmarkSuite.load(SMALL)
+    copy = pyperf.BenchmarkSuite.load(str(embedded))
+    assert copy.get_benchmark_names() == original.get_benchmark_names()
+    assert [b.get_values() for b in copy.get_benchmarks()] == \
+        [b.get_values() for b in original.get_benchmarks()]
+    for line in document["header"]:
+        assert html.escape(line.strip().partition(": ")[2]) in path.read_text()
+
+
+def test_a_comparison_page(tmp_path):
+    page, document, _ = page_and_document(tmp_path, SMALL, SLOW)
+    records = {r["benchmark"]: r for r in document["benchmarks"]}
+    body = [cells for table in page.tables for cells in table if cells]
+    assert len(body) == len(records)
+    for cells in body:
+        record = records[cells[0][0]]
+        assert [text for text, _, _ in cells[1:]] == comparison_cells(record)
+        for _, key, value in cells[1:]:
+            if key:
+                index, _, name = key.partition(":")
+                assert json.loads(value) == record["files"][int(index)].get(name)
+    assert page.svgs >= 3
+    assert any(t.startswith("best: ") for t in page.takeaways)
+
+
+def test_without_matplotlib_the_page_has_no_charts_and_says_why(tmp_path):
+    page_path = tmp_path / "page.html"
+    code = ("import sys; sys.modules['matplotlib'] = None; "
+            "from concbench import report; sys.exit(report.main([%r, '--html', %r]))"
+            % (SMALL, str(page_path)))
+    proc = run(["-c", code], ROOT)
+    assert proc.returncode == 0, proc.stderr
+    page = Page(page_path.read_text())
+    assert page.svgs == 0 and "they need matplotlib" in page_path.read_text()
+    assert len([c for t in page.tables for c in t if c]) == 21
+
+
+def plain_pyperf_file(tmp_path):
+    bench = pyperf.Benchmark([pyperf.Run([1.0, 1.1], metadata={"name": "plain"},
+                                         collect_metadata=False)])
+    path = tmp_path / "plain.json"
+    bench.dump(str(path))
+    return path
+
+
+@pytest.mark.parametrize("case", ["directory", "missing folder", "under a file",
+                                  "not ours", "not json"])
+def test_bad_html_target_or_input(tmp_path, case):
+    earlier = tmp_path / "earlier.html"
+    earlier.write_text("an earlier page")
+    source, target, message = SMALL, earlier, None
+    if case == "directory":
+        target, message = tmp_path, "is a directory"
+    elif case == "missing folder":
+        target, message = tmp_path / "nope" / "page.html", "no such directory"
+    elif case == "under a file":
+        target, message = earlier / "page.html", "no such directory"
+    elif case == "not ours":
+        source, message = plain_pyperf_file(tmp_path), "not one written by bench.py"
+    else:
+        source = tmp_path / "bad.json"
+        source.write_text("{")
+        message = "not a JSON file"
+    before = sorted(os.listdir(tmp_path))
+    proc = report(source, "--html", target)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("report.py: error: "), proc.stderr
+    assert message in lines[0] and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == before
+    assert earlier.read_text() == "an earlier page"
+
+
+def test_a_page_replaces_an_earlier_one_whole(tmp_path):
+    target = tmp_path / "page.html"
+    target.write_text("an earlier page")
+    proc = report(SLOW, "--html", target)
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text().startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["page.html"]
+
+
+def test_comparison_pngs(tmp_path):
+    proc = report(SMALL, SLOW, "--plot", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png")}
+    assert {"compare-sleep.png", "small/rotate.png", "small/rotate-scaling.png",
+            "slow/sleep.png"} <= names
