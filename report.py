@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Tables and plots from bench.py's pyperf JSON files.
+"""Tables, charts and a shareable page from bench.py's pyperf JSON files.
 
     ./report.py data.json
     ./report.py py311.json py313.json --format markdown
     ./report.py data.json --workload rotate --sort time --plot plots/
+    ./report.py data.json --html report.html
 
 The code is in ``concbench.report``.
 """

@@ -205,3 +205,12 @@ def test_comparison_pngs(tmp_path):
     names = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png")}
     assert {"compare-sleep.png", "small/rotate.png", "small/rotate-scaling.png",
             "slow/sleep.png"} <= names
+
+
+def test_plot_into_a_place_that_cannot_be_a_folder(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = report(SLOW, "--plot", blocker / "plots")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "report.py: error: --plot %s: " % (blocker / "plots"))

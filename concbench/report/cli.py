@@ -75,12 +75,15 @@ def write_plots(document, directory):
     if plt is None:
         raise ReportError("--plot needs matplotlib: pip install -e '.[plot]' "
                           "(or pip install matplotlib)")
-    os.makedirs(directory, exist_ok=True)
     written = []
-    for name, chart in plots.all_charts(plt, document):
-        path = os.path.join(directory, name + ".png")
-        plots.png(plt, chart, path)
-        written.append(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for name, chart in plots.all_charts(plt, document):
+            path = os.path.join(directory, name + ".png")
+            plots.png(plt, chart, path)
+            written.append(path)
+    except OSError as exc:
+        raise ReportError("--plot %s: %s" % (directory, exc.strerror or exc))
     return written
 
 
