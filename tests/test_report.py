@@ -257,3 +257,10 @@ def test_winners_rank_by_paired_speedup_and_disjoint_intervals_differ():
     assert few.ratio.high < 1 < many.ratio.low
     best, tied = winners([reference, few, many])
     assert best is many and tied == []
+
+
+def test_no_report_module_over_300_lines():
+    """The report is split by job: no module grows back into a monolith."""
+    sizes = {path.name: len(path.read_text().splitlines())
+             for path in (ROOT / "concbench" / "report").glob("*.py")}
+    assert len(sizes) >= 10 and max(sizes.values()) <= 300, sizes
