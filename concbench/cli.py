@@ -39,10 +39,12 @@ def fail(message, status=2):
     sys.exit(status)
 
 
-def make_runner():
+def make_runner(program_args=None):
+    """``program_args``: how pyperf's workers run this program (None: the
+    script itself, sys.argv[0])."""
     preset = preset_from_argv(sys.argv[1:])
     runner = pyperf.Runner(loops=1, add_cmdline_args=forward_options,
-                           **preset["runner"])
+                           program_args=program_args, **preset["runner"])
     runner.argparser.prog = PROG
     runner.argparser.error = fail
     add_options(runner.argparser)
@@ -372,8 +374,10 @@ def run_task(runner, bench, name, metadata, results):
         fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
 
 
-def main():
-    runner = make_runner()
+def main(prog="bench.py", program_args=None):
+    global PROG
+    PROG = prog
+    runner = make_runner(program_args)
     args = runner.argparser.parse_args()
     args.fixed_rounds = processes_given(sys.argv[1:])
     hard_limit = raise_nofile_limit()

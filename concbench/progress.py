@@ -78,7 +78,7 @@ def unstable_summary(suite):
         return None
     shown = ", ".join(shaky[:8]) + (", ..." if len(shaky) > 8 else "")
     return ("%d of %d benchmarks may be unstable (values spread by 10%% or more, "
-            "or outliers): %s. report.py's intervals say which differences "
+            "or outliers): %s. The report's intervals say which differences "
             "hold; more rounds (-p) narrow them, 'python -m pyperf system "
             "tune' lowers the noise, and -v shows pyperf's own warnings."
             % (len(shaky), len(suite.get_benchmarks()), shown))

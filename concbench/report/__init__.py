@@ -18,6 +18,6 @@ and checking files).
 """
 
 
-def main(argv=None):
+def main(argv=None, prog="report.py"):
     from .cli import main as run
-    return run(argv)
+    return run(argv, prog)

@@ -24,8 +24,8 @@ class Parser(argparse.ArgumentParser):
         raise ReportError(message)
 
 
-def parse_args(argv):
-    parser = Parser(prog=PROG, description="Tables, charts and a shareable page "
+def parse_args(argv, prog=PROG):
+    parser = Parser(prog=prog, description="Tables, charts and a shareable page "
                     "from bench.py's pyperf JSON files.")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="pyperf JSON files written by bench.py")
@@ -87,9 +87,9 @@ def write_plots(document, directory):
     return written
 
 
-def main(argv=None):
+def main(argv=None, prog=PROG):
     try:
-        args = parse_args(argv)
+        args = parse_args(argv, prog)
         args.files = expand(args.files)
         if args.html:
             check_html_target(args.html)
@@ -125,7 +125,7 @@ def main(argv=None):
                 for written in write_plots(doc, directory):
                     print("wrote %s" % written, file=sys.stderr)
     except ReportError as exc:
-        print("%s: error: %s" % (PROG, exc), file=sys.stderr)
+        print("%s: error: %s" % (prog, exc), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
