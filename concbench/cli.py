@@ -23,7 +23,9 @@ from concbench.batches import time_batches
 from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
 from concbench.figures import HOOK_NAME
 from concbench.matrix import MatrixError, build_matrix, library_versions
-from concbench.options import add_options, forward_options, preset_from_argv
+from concbench.options import (add_options, forward_options, preset_from_argv,
+                                workload_module_from_argv)
+from concbench.plugins import PluginError, add_workload_module
 from concbench.presets import PRECISION_BUDGET, PRESETS
 from concbench.progress import Progress, format_duration, say, unstable_summary
 from concbench.rounds import (filed, format_extra, next_round, parse_extra,
@@ -47,7 +49,15 @@ def make_runner(program_args=None):
                            program_args=program_args, **preset["runner"])
     runner.argparser.prog = PROG
     runner.argparser.error = fail
-    add_options(runner.argparser)
+    try:
+        module = workload_module_from_argv(sys.argv[1:])
+        if module:
+            add_workload_module(module)
+        add_options(runner.argparser)
+    except PluginError as exc:
+        fail(str(exc))
+    except RuntimeError as exc:     # two workloads declare one option differently
+        fail(str(exc))
     return runner
 
 

@@ -11,6 +11,7 @@ import fnmatch
 
 from concbench import models, schema, workloads
 from concbench.options import workload_options
+from concbench.plugins import PluginError, source_metadata
 from concbench.presets import PRESETS, workload_plan
 
 
@@ -38,6 +39,8 @@ class Bench:
             meta[schema.TIMED] = "%s; %s" % (meta[schema.TIMED], note)
         meta.update(library_versions(self.workload.libraries()
                                      + self.model.libraries()))
+        meta.update(source_metadata(type(self.workload), schema.WORKLOAD))
+        meta.update(source_metadata(type(self.model), schema.MODEL))
         meta[schema.BATCH_CHECK] = ("every item's result equals the sequential "
                                "reference, computed outside the timed region")
         meta[schema.REFERENCE_MODEL] = models.reference_name()
@@ -45,7 +48,7 @@ class Bench:
         return meta
 
     def in_flight(self):
-        return self.model.in_flight(self.workload.params["items"])
+        return self.model.in_flight(self.workload.count())
 
     def prepare(self):
         """Inputs, reference and reused pools: once per worker, not timed."""
@@ -110,23 +113,45 @@ def select_models(preset_names, patterns):
                   key=lambda m: order.get(m.name, len(order)))
 
 
+def usable_workloads(asked, left_out):
+    """{name: class} of every workload, in registry order (plugins after the
+    built-in ones). A plugin that cannot be used stops the run if it was
+    asked for (``asked``: the names given, None for all), else it is left
+    out with a warning."""
+    try:
+        known = workloads.names()
+    except PluginError as exc:
+        raise MatrixError(str(exc)) from None
+    found = {}
+    for name in known:
+        try:
+            found[name] = workloads.get(name)
+        except PluginError as exc:
+            if asked is None or name in asked:
+                raise MatrixError(str(exc)) from None
+            left_out.append("warning: %s (not asked for, so left out)" % exc)
+    return found
+
+
 def selected_workloads(args, left_out):
     """The workload classes to run, in registry order, with their plans."""
+    asked = split(args.workload) if args.workload else None
+    usable = usable_workloads(asked, left_out)
     plans = {}
-    for name in workloads.REGISTRY:
-        plan = workload_plan(args.preset, workloads.get(name))
+    for name, cls in usable.items():
+        plan = workload_plan(args.preset, cls)
         if plan is not None:
             plans[name] = plan
-    given = {option.param: getattr(args, option.param)
+    given = {option.param: getattr(args, option.param, None)
              for option in workload_options()}
     if args.workload:
-        names = split(args.workload)
-        unknown = [name for name in names if name not in workloads.REGISTRY]
+        names = asked
+        unknown = [name for name in names if name not in usable]
         if unknown or not names:
             raise MatrixError("unknown workload %r; workloads are: %s"
                               % (",".join(unknown) or args.workload,
-                                 ", ".join(workloads.REGISTRY)))
-        names = [name for name in workloads.REGISTRY if name in names]
+                                 ", ".join(usable)))
+        names = [name for name in usable if name in names]
         absent = [name for name in names if name not in plans]
         if absent:
             raise MatrixError("preset %s has no %s workload; its workloads are: %s"
@@ -145,13 +170,13 @@ def selected_workloads(args, left_out):
                                 % (name, " and ".join(missing)))
             else:
                 names.append(name)
-    return [(workloads.get(name), plans[name]) for name in names]
+    return [(usable[name], plans[name]) for name in names]
 
 
 def check_options_apply(args, classes):
     """An option given for none of the selected workloads is a mistake."""
     for option in workload_options():
-        if getattr(args, option.param) is None:
+        if getattr(args, option.param, None) is None:
             continue
         if not any(option.param in cls.defaults() for cls in classes):
             raise MatrixError("%s does not apply to the selected workloads (%s)"

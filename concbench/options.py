@@ -16,7 +16,7 @@ from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "no_run_figures", "pyperf_order",
              "order_seed", "rounds", "extra_rounds", "max_time", "precision",
-             "force_gil")
+             "force_gil", "workload_module")
 
 
 # Our options whose flag is not their name.
@@ -47,7 +47,11 @@ def add_options(parser):
                        % ", ".join(SCENARIOS))
     group.add_argument("--workload", metavar="NAME[,NAME...]",
                        help="run only these workloads (%s)"
-                       % ", ".join(workloads.REGISTRY))
+                       % ", ".join(workloads.names()))
+    group.add_argument("--workload-module", metavar="FILE.py|MODULE",
+                       help="add the workloads this module defines (a Workload "
+                       "subclass, or a function decorated with "
+                       "concbench.workloads.simple.workload), without packaging it")
     group.add_argument("--model", metavar="PATTERN[,PATTERN...]",
                        help="run only the preset's models matching these glob "
                        "patterns; a plain model name (threads-64) is run even "
@@ -115,6 +119,15 @@ def forward_options(cmd, args):
             cmd.append(flag)
         elif value is not None and value is not False:
             cmd.extend((flag, str(value)))
+
+
+def workload_module_from_argv(argv):
+    """--workload-module must be imported before the parser is built: its
+    workloads may bring options."""
+    early = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    early.add_argument("--workload-module")
+    known, _ = early.parse_known_args(argv)
+    return known.workload_module
 
 
 def preset_from_argv(argv):

@@ -131,6 +131,28 @@ SCENARIOS = {
 PRESETS.update(SCENARIOS)
 
 
+# A workload that states no PRESETS (a plugin's) runs in every preset under
+# its kind's models.
+PLUGIN_MODELS = {
+    "quick": {"cpu": ["sequential", "threads-2", "processes-2-chunk-10", "asyncio"],
+              "io": ["sequential", "threads-4", "processes-2-chunk-1", "asyncio",
+                     "uvloop", "hybrid-2"]},
+    "default": {"cpu": ["sequential", "threads-2", "threads-4", "threads-2-chunk-10",
+                        "processes-2-chunk-10", "processes-4-chunk-10", "asyncio"],
+                "io": ["sequential", "threads-4", "threads-16", "threads-64",
+                       "processes-2-chunk-1", "processes-8-chunk-1", "asyncio",
+                       "uvloop", "asyncio-limit-8", "hybrid-2"]},
+    "full": {"cpu": ["sequential", "threads-2", "threads-4", "threads-8",
+                     "threads-2-chunk-10", "processes-2-chunk-10",
+                     "processes-4-chunk-10", "processes-8-chunk-10", "asyncio",
+                     "uvloop", "hybrid-2"],
+             "io": ["sequential", "threads-4", "threads-16", "threads-64",
+                    "threads-256", "processes-2-chunk-1", "processes-8-chunk-1",
+                    "asyncio", "uvloop", "asyncio-limit-8", "uvloop-limit-8",
+                    "hybrid-2", "hybrid-4"]},
+}
+
+
 def workload_plan(preset_name, cls):
     """(parameters, model names) of workload class ``cls`` in a preset, or
     None if the preset has no such workload."""
@@ -139,6 +161,8 @@ def workload_plan(preset_name, cls):
         if cls.name not in preset["workloads"]:
             return None
         return dict(preset["workloads"][cls.name]), list(preset["models"][cls.name])
+    if not cls.PRESETS and preset_name in PLUGIN_MODELS:
+        return {}, list(PLUGIN_MODELS[preset_name][cls.kind])
     plan = cls.PRESETS.get(preset_name)
     if plan is None:
         return None

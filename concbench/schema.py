@@ -104,6 +104,15 @@ CONCURRENCY_LIMIT = _key("concurrency_limit", str, BENCH, "model", "event-loop m
 TASK_FACTORY = _key("task_factory", str, BENCH, "model", "eager: the task factory")
 INTERPRETERS_IMPL = _key("interpreters_impl", str, BENCH, "model", "subinterpreter pools: the implementation (the stdlib's or the backport)")
 
+# -- the benchmark: where a workload or model from elsewhere came from (concbench.plugins)
+WORKLOAD_PLUGIN = _key("workload_plugin", str, BENCH, "plugins", "a plugin workload: the distribution it came from")
+WORKLOAD_PLUGIN_VERSION = _key("workload_plugin_version", str, BENCH, "plugins", "a plugin workload: its distribution's version")
+WORKLOAD_MODULE = _key("workload_module", str, BENCH, "plugins", "a workload from --workload-module: the file or module as given")
+MODEL_PLUGIN = _key("model_plugin", str, BENCH, "plugins", "a plugin model: the distribution it came from")
+MODEL_PLUGIN_VERSION = _key("model_plugin_version", str, BENCH, "plugins", "a plugin model: its distribution's version")
+PLUGIN_KEYS = {WORKLOAD: (WORKLOAD_PLUGIN, WORKLOAD_PLUGIN_VERSION, WORKLOAD_MODULE),
+               MODEL: (MODEL_PLUGIN, MODEL_PLUGIN_VERSION, None)}
+
 # -- the benchmark: the matrix (concbench.matrix) ----------------------------------
 BATCH_CHECK = _key("batch_check", str, BENCH, "matrix", "how every batch's result is checked", required=True)
 REFERENCE_MODEL = _key("reference_model", str, BENCH, "matrix", "the model speedups are measured against", required=True)

@@ -1,4 +1,5 @@
-"""Model registry: adding a concurrency model is one file plus one line here.
+"""Model registry: adding a concurrency model is one file plus one line here
+(or, outside this package, an entry point: concbench.plugins).
 
 Each entry names a ``Model`` subclass (one family of models, parsed from
 names such as threads-8) as "module:Class", the module relative to this
@@ -21,13 +22,25 @@ FAMILIES = [
 ]
 
 
-def families():
-    """Every registered model family (class), in registry order."""
+def builtin():
     found = []
     for entry in FAMILIES:
         module, _, cls = entry.partition(":")
         found.append(getattr(importlib.import_module(module, __name__), cls))
     return found
+
+
+def plugins():
+    """{family: Plugin} of the model families other packages add."""
+    from concbench import plugins as found
+    return found.added(found.MODEL_GROUP, [family.family for family in builtin()])
+
+
+def families():
+    """Every usable model family (class): the registry's, then the
+    plugins' by name."""
+    return builtin() + [plugin.load() for plugin in plugins().values()
+                        if not plugin.broken()]
 
 
 def forms():
@@ -41,7 +54,9 @@ def parse(name):
         model = family.parse(name)
         if model is not None:
             return model
-    raise ModelError("unknown model %r; models are: %s" % (name, forms()))
+    broken = ["; %s" % plugin.broken() for plugin in plugins().values()
+              if plugin.broken()]
+    raise ModelError("unknown model %r; models are: %s%s" % (name, forms(), "".join(broken)))
 
 
 def reference_name():

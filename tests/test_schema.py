@@ -31,6 +31,7 @@ OTHER_NAMESPACES = {
     # bench.py's command-line options (argparse destinations).
     "preset": {"concbench/options.py"}, "workload": {"concbench/options.py"},
     "model": {"concbench/options.py"}, "order_seed": {"concbench/options.py"},
+    "workload_module": {"concbench/options.py"},
     # A model's constructor parameter (the event-loop kind), and the server's.
     "loop": {"models/eager.py", "servers/__main__.py"},
     # The report's flags (words in its "flags" column) and a column's title.

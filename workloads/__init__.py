@@ -1,4 +1,5 @@
-"""Workload registry: adding a workload is one file plus one line here.
+"""Workload registry: adding a workload is one file plus one line here
+(or, outside this package, an entry point: concbench.plugins).
 
 Each entry names a ``Workload`` subclass as "module:Class", the module
 relative to this package. The order is the order of the matrix (pyperf
@@ -17,12 +18,29 @@ REGISTRY = {
 }
 
 
+def plugins():
+    """{name: Plugin} of the workloads other packages and --workload-module
+    add, after the built-in ones (concbench.plugins)."""
+    from concbench import plugins as found
+    return found.added(found.WORKLOAD_GROUP, REGISTRY)
+
+
+def names():
+    """Every workload's name: the built-in ones in registry order, then the
+    plugins' by name."""
+    return list(REGISTRY) + list(plugins())
+
+
 def get(name):
-    """The Workload subclass registered as ``name`` (KeyError if none)."""
+    """The Workload subclass registered as ``name`` (KeyError if none;
+    PluginError if it is a plugin that cannot be used)."""
+    if name not in REGISTRY:
+        return plugins()[name].load()
     module, _, cls = REGISTRY[name].partition(":")
     return getattr(importlib.import_module(module, __name__), cls)
 
 
 def classes():
-    """Every registered workload class, in registry order."""
-    return [get(name) for name in REGISTRY]
+    """Every usable workload class, in the order of names()."""
+    return [get(name) for name in names() if name in REGISTRY
+            or not plugins()[name].broken()]

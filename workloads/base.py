@@ -144,6 +144,15 @@ class Workload:
                 if option.required and not params.get(option.param)]
 
     # -- inputs -----------------------------------------------------------
+    def count(self):
+        """Items per batch: the --items parameter, or for a workload without
+        one, how many make_items() makes."""
+        if ITEMS.param in self.params:
+            return self.params[ITEMS.param]
+        if getattr(self, "_count", None) is None:
+            self._count = len(self.make_items())
+        return self._count
+
     def make_items(self):
         """Return the batch's items, generated from the seed (not timed)."""
         raise NotImplementedError
@@ -257,6 +266,7 @@ class Workload:
         for key, value in self.params.items():
             # Per-run figures use "items" for the items actually run.
             meta[schema.ITEMS_PER_BATCH if key == ITEMS.param else key] = value
+        meta[schema.ITEMS_PER_BATCH] = self.count()
         latencies = self.latencies(self.make_items()) if self.kind == "io" else None
         if latencies:
             # The report's ideal time needs the drawn latencies, not their mean.
