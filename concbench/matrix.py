@@ -218,6 +218,9 @@ def build_matrix(args, left_out=None):
                 unsupported.append(model.name)
             else:
                 matrix.append(Bench(workload, model))
+    for plugin in models.plugins().values():
+        if plugin.broken():     # none of the run's models is of its family
+            left_out.append("warning: %s (not asked for, so left out)" % plugin.broken())
     for pattern in patterns or ():
         if not any(fnmatch.fnmatchcase(name, pattern)
                    for name in [b.model.name for b in matrix] + unsupported):

@@ -31,7 +31,7 @@ class Model:
     PATTERN = None
     FORM = ""
     # What the timed region holds; recorded in metadata and in the README.
-    timed = ""
+    timed = "the model's run() over every item of the batch"
     # Which form of the item the model calls ("sync" or "async"), and
     # whether items run in other processes than the one that prepared them.
     item_side = "sync"
