@@ -34,15 +34,14 @@ def workload(name, items, count=100, kind="cpu", reference=None, seed=1):
     count)`` makes a batch's inputs (``--items`` overrides ``count``,
     ``--seed`` ``seed``); ``kind`` is "cpu" or "io"."""
     def register(function):
-        is_async = inspect.iscoroutinefunction(function)
         cls = type("Workload_" + function.__name__, (SimpleWorkload,), {
-            "name": name, "kind": kind, "__module__": function.__module__,
-            "OPTIONS": (ITEMS.with_default(count), SEED.with_default(seed)),
-            "function": staticmethod(function), "maker": staticmethod(items),
-            "given_reference": staticmethod(reference) if reference else None,
-            "async_form": ("native coroutine" if is_async
-                           else "sync item called inside a coroutine"),
-            "__doc__": function.__doc__})
+            "__module__": function.__module__, "__doc__": function.__doc__})
+        cls.name, cls.kind = name, kind
+        cls.OPTIONS = (ITEMS.with_default(count), SEED.with_default(seed))
+        cls.function, cls.maker = staticmethod(function), staticmethod(items)
+        cls.given_reference = staticmethod(reference) if reference else None
+        cls.async_form = ("native coroutine" if inspect.iscoroutinefunction(function)
+                          else "sync item called inside a coroutine")
         function.concbench_workload = cls
         return function
     return register
