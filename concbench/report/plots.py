@@ -10,7 +10,7 @@ import re
 from concbench import schema as K
 
 from .columns import MIB
-from .document import label
+from .document import is_comparison, label
 
 WIDE = 20       # a range wider than this many times gets a log axis
 FASTER, SLOWER, NEUTRAL = "#2a7d4f", "#b23a3a", "#7f7f7f"
@@ -224,7 +224,7 @@ def comparison_figure(plt, document, workload):
 
 def all_charts(plt, document):
     """[(file name without extension, figure)] of a document."""
-    if "files" in document:
+    if is_comparison(document):
         return [("compare-%s" % workload, comparison_figure(plt, document, workload))
                 for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"])]
     return [(name + suffix, figure)

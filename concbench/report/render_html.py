@@ -11,7 +11,7 @@ from concbench import schema as K
 from . import plots
 from .columns import SHOWN
 from .document import is_comparison, label
-from .render_text import (agreement_line, best_line, comparison_cells,
+from .render_text import (agreement_line, best_line, comparison_entries,
                           comparison_headers)
 
 STYLE = """
@@ -120,10 +120,8 @@ def comparison_body(document, plt):
         parts.append('<section id="workload-%s"><h2>%s</h2>' % (esc(workload), esc(workload)))
         rows = []
         for record in records:
-            texts = comparison_cells(record)
-            keys = comparison_keys(record)
             rows.append([cell(record["benchmark"], "benchmark", record["benchmark"])]
-                        + [cell(text, key, value) for text, (key, value) in zip(texts, keys)])
+                        + [cell(*entry) for entry in comparison_entries(record)])
         parts.append(table(headers, rows))
         parts.append(bullets([best_line(document, workload)]))
         if plt is not None:
@@ -133,23 +131,6 @@ def comparison_body(document, plt):
         parts.append("</section>")
     parts.append(bullets([agreement_line(document, f) for f in document["agreement"]]))
     return "".join(parts)
-
-
-def comparison_keys(record):
-    """(key, raw value) of each cell comparison_cells writes, in its order."""
-    keys = []
-    for i, entry in enumerate(record["files"]):
-        width = 2 if not i else 4
-        if "mean_s" not in entry:
-            keys.extend([("", None)] * width)
-            continue
-        keys.append(("%d:mean_s" % i, entry["mean_s"]))
-        if i:
-            keys.append(("%d:time_ratio" % i, entry.get("time_ratio")))
-        keys.append(("%d:mem_peak_bytes" % i, entry.get("mem_peak_bytes")))
-        if i:
-            keys.append(("%d:mem_change_pct" % i, entry.get("mem_change_pct")))
-    return keys
 
 
 def render(document, sources):

@@ -42,26 +42,35 @@ def comparison_headers(labels):
     return headers
 
 
-def comparison_cells(record):
-    """A benchmark's cells after its name: each file's time and memory, and
-    for every file after the first, the changes."""
+def comparison_entries(record):
+    """A benchmark's cells after its name, as (text, key, raw value): each
+    file's time and memory, and for every file after the first, the changes.
+    Keys are "<file index>:<entry key>"."""
     cells = []
     for i, entry in enumerate(record["files"]):
         if "mean_s" not in entry:
-            cells.extend([""] * (2 if not i else 4))
+            cells.extend([("", "", None)] * (2 if not i else 4))
             continue
-        cells.append("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])))
+
+        def cell(text, key):
+            cells.append((text, "%d:%s" % (i, key), entry.get(key)))
+        cell("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])), "mean_s")
         if i:
-            cells.append("not comparable: " + entry["not_comparable"]
-                         if "not_comparable" in entry else
-                         describe_change(entry.get("time_change"),
-                                         entry.get("time_significant")))
-        cells.append(fmt_mib(entry.get("mem_peak_bytes")))
-        if i and "not_comparable" in entry:
-            cells.append("not comparable")
-        elif i:
-            cells.append(describe_change(memory_change(entry), entry.get("mem_significant")))
+            cell("not comparable: " + entry["not_comparable"]
+                 if "not_comparable" in entry else
+                 describe_change(entry.get("time_change"), entry.get("time_significant")),
+                 "time_ratio")
+        cell(fmt_mib(entry.get("mem_peak_bytes")), "mem_peak_bytes")
+        if i:
+            cell("not comparable" if "not_comparable" in entry else
+                 describe_change(memory_change(entry), entry.get("mem_significant")),
+                 "mem_change_pct")
     return cells
+
+
+def comparison_cells(record):
+    """The texts of comparison_entries()."""
+    return [text for text, _, _ in comparison_entries(record)]
 
 
 def memory_change(entry):
