@@ -61,12 +61,15 @@ def _ratio_axis(axis, which="x"):
     def major(value, _):
         return "%gx" % value
 
-    def minor(value, _):
-        mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
-        return "%gx" % value if round(mantissa) in (2, 5) else ""
-
     (axis.set_xscale if which == "x" else axis.set_yscale)("log")
     ticks = axis.xaxis if which == "x" else axis.yaxis
+
+    def minor(value, _):
+        # Across a narrow range, every minor tick; else 2x, 5x, 20x, ...
+        low, high = sorted(ticks.get_view_interval())
+        mantissa = value / 10 ** math.floor(math.log10(value) + 1e-9)
+        return "%gx" % round(value, 2) if high / low < 4 or round(mantissa) in (2, 5) else ""
+
     ticks.set_major_formatter(matplotlib.ticker.FuncFormatter(major))
     ticks.set_minor_formatter(matplotlib.ticker.FuncFormatter(minor))
 
