@@ -13,15 +13,20 @@ stops the run. The code is in the ``concbench`` package.
     ./bench.py --list
 """
 
-from concbench.launch import ensure_environment
+import sys
 
-ensure_environment("bench.py", __file__)   # or re-run with .venv's Python
+try:
+    from concbench.launch import ensure_environment
 
-from concbench import gil  # noqa: E402
+    ensure_environment("bench.py", __file__)   # or re-run with .venv's Python
 
-gil.watch()     # before any extension is imported: see concbench.gil
+    from concbench import gil
 
-from concbench.cli import main  # noqa: E402
+    gil.watch()     # before any extension is imported: see concbench.gil
+
+    from concbench.cli import main
+except KeyboardInterrupt:   # Ctrl-C while it starts: nothing has started yet
+    sys.exit(130)
 
 if __name__ == "__main__":
     main()

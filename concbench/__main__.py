@@ -33,6 +33,13 @@ def run(argv, prog):
 
 
 def main(argv=None):
+    try:
+        return command(argv)
+    except KeyboardInterrupt:   # Ctrl-C while it starts; a run says more
+        return 130
+
+
+def command(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         print("concbench: error: a command is needed: %s (concbench --help)"

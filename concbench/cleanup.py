@@ -1,6 +1,21 @@
-"""No process a run started outlives it: bench.py master's exit handling."""
+"""No process a run started outlives it, however the run ends.
 
+bench.py's master ends through its exit handlers whether it finishes, fails,
+or gets SIGINT (Ctrl-C), SIGTERM or SIGHUP; the load server, in a session of
+its own, also watches its parent and exits when it is gone (SIGKILL).
+"""
+
+import atexit
+import contextlib
+import signal
 import sys
+import threading
+
+# The signals that end a run in the exit handlers (SIGHUP: Windows has none).
+ENDING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+               if hasattr(signal, name))
+
+_at_exit = []
 
 
 def adopt_orphans():
@@ -15,6 +30,28 @@ def adopt_orphans():
         libc.prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass
+
+
+def on_exit(function):
+    """Call ``function`` when this process ends, the latest registered first.
+    While these handlers run, a further signal cannot cut them short."""
+    if not _at_exit:
+        atexit.register(_run_exit_handlers)
+    _at_exit.append(function)
+
+
+def _run_exit_handlers():
+    if threading.current_thread() is threading.main_thread():
+        for signum in ENDING:
+            signal.signal(signum, signal.SIG_IGN)
+    while _at_exit:
+        function = _at_exit.pop()
+        try:
+            function()
+        except Exception as exc:    # the next handler still runs
+            print("exit handler %s failed: %s" % (getattr(function, "__qualname__",
+                                                          function), exc),
+                  file=sys.stderr, flush=True)
 
 
 def stop_descendants(timeout=3.0):
@@ -39,10 +76,43 @@ def stop_descendants(timeout=3.0):
     psutil.wait_procs(alive, timeout=timeout)
 
 
-def stop_on_sigterm():
-    """Turn SIGTERM into SystemExit so that exit handlers stop the server."""
-    import signal
+class Stopped(SystemExit):
+    """Raised by SIGTERM or SIGHUP: the process ends through its exit
+    handlers, with the shell's status for the signal."""
 
+    def __init__(self, signum):
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def exit_on_signals():
+    """SIGTERM and SIGHUP end the process as Ctrl-C does, through its exit
+    handlers. A signal ignored when it started (nohup) stays ignored."""
     def handler(signum, frame):
-        sys.exit(128 + signum)
-    signal.signal(signal.SIGTERM, handler)
+        raise Stopped(signum)
+    for signum in ENDING:
+        if signum != signal.SIGINT and signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Signals that arrive inside the block take effect as it ends, so that
+    none can fall between starting a process and keeping its pid. (Python
+    runs handlers in the main thread only; elsewhere this holds nothing.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held, previous = [], {}
+    for signum in ENDING:
+        handler = signal.getsignal(signum)
+        if handler not in (signal.SIG_IGN, None):
+            previous[signum] = handler
+            signal.signal(signum, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)

@@ -7,11 +7,11 @@ worker processes. Each worker re-executes bench.py, builds the same matrix,
 and prepares only the benchmark pyperf selected for it.
 """
 
-import atexit
 import contextlib
 import io
 import os
 import random
+import signal
 import sys
 import time
 
@@ -20,7 +20,8 @@ import pyperf
 from concbench import gil, schema
 from concbench.adaptive import Plan, choose, open_rows
 from concbench.batches import time_batches
-from concbench.cleanup import adopt_orphans, stop_descendants, stop_on_sigterm
+from concbench.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
+                               stop_descendants)
 from concbench.figures import HOOK_NAME
 from concbench.matrix import MatrixError, build_matrix, library_versions
 from concbench.options import (add_options, forward_options, preset_from_argv,
@@ -119,7 +120,6 @@ def provide_services(args, matrix):
     for workload in dict.fromkeys(bench.workload for bench in matrix):
         if not workload.needs_providing():
             continue
-        stop_on_sigterm()   # so that exit handlers stop what is started
         try:
             provided.update(workload.provide())
         except RuntimeError as exc:     # a server that does not start
@@ -378,15 +378,36 @@ def run_task(runner, bench, name, metadata, results):
     except RuntimeError as exc:
         # pyperf's master reports a worker that failed this way; the
         # worker printed its own error above.
-        kept = results.suite.get_benchmarks() if results and results.suite else []
-        done = "; the runs of %d benchmark(s) completed before it are in %s" % (
-            len(kept), results.path) if kept and results.path else ""
-        fail("benchmark %s failed (%s)%s" % (bench.name, exc, done), status=1)
+        fail("benchmark %s failed (%s)%s" % (bench.name, exc,
+                                              kept_note(results)),
+             status=1)
+
+
+def kept_note(results):
+    """Where the runs of the benchmarks completed so far are kept, if any."""
+    kept = results.suite.get_benchmarks() if results and results.suite else []
+    if not kept or not results.path:
+        return ""
+    return "; the runs of %d benchmark(s) completed before it are in %s" % (
+        len(kept), results.path)
 
 
 def main(prog="bench.py", program_args=None):
     global PROG
     PROG = prog
+    opened = []     # the results file, once it is open
+    try:
+        run_bench(program_args, opened)
+    except (KeyboardInterrupt, Stopped) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        if "--worker" not in sys.argv:      # the master speaks for its workers
+            print("%s: stopped by %s%s" % (PROG, signal.Signals(signum).name,
+                                           kept_note(opened[0] if opened else None)),
+                  file=sys.stderr, flush=True)
+        sys.exit(128 + signum)
+
+
+def run_bench(program_args, opened):
     runner = make_runner(program_args)
     args = runner.argparser.parse_args()
     args.fixed_rounds = processes_given(sys.argv[1:])
@@ -410,6 +431,7 @@ def main(prog="bench.py", program_args=None):
         fail("the selection is empty%s" % "".join("; " + line for line in left_out))
 
     results = None if args.worker else open_results(args, matrix, hard_limit)
+    opened.append(results)
     if not args.worker:     # every check passed: say what will not run
         for line in left_out:
             say("%s: %s" % (PROG, line))
@@ -419,7 +441,8 @@ def main(prog="bench.py", program_args=None):
         enable_run_figures(runner.args)
     if not args.worker:
         adopt_orphans()
-        atexit.register(stop_descendants)
+        exit_on_signals()
+        on_exit(stop_descendants)
         # Written by ResultsFile, not by pyperf.
         runner.args.output = runner.args.append = None
         provided = provide_services(args, matrix)

@@ -29,7 +29,9 @@ def main(argv):
     ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
     def forward(signum, frame):
-        if child is not None and child.poll() is None:
+        if child is None:       # no command yet: stop here
+            sys.exit(128 + signum)
+        if child.poll() is None:
             child.send_signal(signum)
     try:
         # SIGTERM and SIGHUP go to the command; the server is stopped after it.
@@ -54,6 +56,8 @@ def main(argv):
                   file=sys.stderr)
             return 2
         return child.wait()
+    except KeyboardInterrupt:   # while the server was starting
+        return 128 + signal.SIGINT
     finally:
         server.stop()
 

@@ -1,11 +1,13 @@
 """python -m concbench.servers [--host H] [--port P]: the load server alone.
 
 Prints one line, ``listening on http://HOST:PORT``, once the server answers
-(``--port 0`` picks a free port), then serves until SIGINT or SIGTERM.
+(``--port 0`` picks a free port), then serves until SIGINT or SIGTERM, or,
+with ``--exit-with PID``, until process PID is no longer its parent.
 """
 
 import argparse
 import os
+import signal
 import socket
 import sys
 import threading
@@ -38,6 +40,28 @@ def announce_when_ready(url, timeout=30.0):
     os._exit(1)
 
 
+def exit_with(parent, interval=0.2, grace=0.5):
+    """Exit once ``parent`` is gone (killed outright, it could not stop this
+    server): within ``interval`` it notices, then it stops as on SIGTERM, and
+    after ``grace`` its process group is killed."""
+    while os.getppid() == parent:
+        time.sleep(interval)
+    try:
+        print("python -m concbench.servers: process %d, which started this "
+              "server, has ended: stopping" % parent, file=sys.stderr, flush=True)
+    except (OSError, ValueError):   # its stderr may have gone with it
+        pass
+    leader = os.getpgid(0) == os.getpid()
+    if leader:
+        os.killpg(0, signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(grace)
+    if leader:
+        os.killpg(0, signal.SIGKILL)
+    os._exit(1)
+
+
 def main():
     parser = argparse.ArgumentParser(prog="python -m concbench.servers",
                                      description=__doc__.splitlines()[0])
@@ -46,6 +70,9 @@ def main():
     parser.add_argument("--port", type=int, default=8080,
                         help="port, 0 for a free one (default: %(default)s)")
     parser.add_argument("--backlog", type=int, default=8192)
+    parser.add_argument("--exit-with", type=int, metavar="PID",
+                        help="exit when process PID is no longer this "
+                        "server's parent (bench.py passes its own)")
     parser.add_argument("--server", choices=("auto", "granian", "aiohttp"),
                         default=os.environ.get("CONCBENCH_SERVER", "auto"),
                         help="granian (RSGI), aiohttp.web, or auto: granian "
@@ -54,15 +81,18 @@ def main():
     if not 0 <= args.port <= 65535:
         parser.error("--port must be in [0, 65535]")
     raise_nofile_limit()
+    if args.exit_with is not None:
+        threading.Thread(target=exit_with, args=(args.exit_with,),
+                         daemon=True).start()
 
-    port = args.port or free_port(args.host)
-    host = "[%s]" % args.host if ":" in args.host else args.host
-    os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
-    threading.Thread(target=announce_when_ready,
-                     args=("http://%s:%d" % (host, port),), daemon=True).start()
     serve = serve_aiohttp if args.server == "aiohttp" or (
         args.server == "auto" and not granian_installed()) else serve_granian
     try:
+        port = args.port or free_port(args.host)
+        host = "[%s]" % args.host if ":" in args.host else args.host
+        os.environ["CONCBENCH_SERVER_MAIN"] = str(os.getpid())
+        threading.Thread(target=announce_when_ready,
+                         args=("http://%s:%d" % (host, port),), daemon=True).start()
         serve(args, port)
     except OSError as exc:
         print("python -m concbench.servers: error: %s" % exc, file=sys.stderr)

@@ -2,18 +2,24 @@
 
 The server runs in its own process (``python -m concbench.servers``) on
 127.0.0.1 with a port it picks, so that its CPU is neither the benchmark's
-nor in the benchmark's way. ``stop()`` is idempotent and is called on every exit path
-(normal end, error, Ctrl-C, SIGTERM, pyperf's --timeout exit).
+nor in the benchmark's way. It runs in a session of its own: a Ctrl-C sent to
+bench.py's process group does not reach it, so it ignores SIGINT when bench.py
+ignores it, and stops when bench.py stops, through ``stop()``, which is
+idempotent and called on every exit path (normal end, error, SIGINT, SIGTERM,
+SIGHUP, pyperf's --timeout exit). Were bench.py killed outright, the server
+sees its parent gone (``--exit-with``) and exits within a second.
 """
 
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import threading
 import time
 
 from concbench import IMPORT_ROOT
+from concbench.cleanup import signals_held
 
 
 class LocalServer:
@@ -23,26 +29,30 @@ class LocalServer:
         self.startup_timeout = startup_timeout
         self.process = None
         self.url = None
-        self._processes = []
 
     def start(self):
+        """Start the server and return its URL. Whatever interrupts this
+        (an exception, a signal) stops what was started before it goes on."""
         env = dict(os.environ)
         env.update(self.extra_env)
         env["PYTHONPATH"] = os.pathsep.join(
             [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "concbench.servers", "--host", self.host,
-             "--port", "0"],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=IMPORT_ROOT,
-            env=env)
-        line = self._first_line()
-        if not line.startswith("listening on "):
+        try:
+            with signals_held():
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "concbench.servers", "--host", self.host,
+                     "--port", "0", "--exit-with", str(os.getpid())],
+                    stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=IMPORT_ROOT,
+                    env=env, start_new_session=True)
+            line = self._first_line()
+            if not line.startswith("listening on "):
+                raise RuntimeError(
+                    "the local load server did not start (it said %r); "
+                    "try: python -m concbench.servers --port 0" % line)
+        except BaseException:
             self.stop()
-            raise RuntimeError("the local load server did not start (it said %r); "
-                               "try: python -m concbench.servers --port 0" % line)
+            raise
         self.url = line.split()[-1]
-        # Remembered now: a worker outlives a main process that was killed.
-        self._processes = self.descendants()
         # Keep reading so that the server never blocks on a full pipe.
         threading.Thread(target=self._drain, daemon=True).start()
         return self.url
@@ -54,9 +64,10 @@ class LocalServer:
         try:
             while time.monotonic() < deadline:
                 if selector.select(timeout=0.1):
-                    return self.process.stdout.readline().decode().strip()
-                if self.process.poll() is not None:
-                    return "exit status %d" % self.process.returncode
+                    line = self.process.stdout.readline().decode().strip()
+                    if line or not self._ended(1.0):
+                        return line
+                    return "nothing, then exit status %s" % self._status()
             return "nothing within %.0f s" % self.startup_timeout
         finally:
             selector.close()
@@ -78,21 +89,48 @@ class LocalServer:
             return []
 
     def stop(self, timeout=5.0):
-        if self.process is None:
+        """Stop the server's whole process group: SIGTERM, then SIGKILL for
+        what is left after ``timeout``. A signal waits until it is done."""
+        if self.process is None or self.process.returncode is not None:
             return
-        import psutil
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
-        alive = []
-        for proc in self._processes:
-            try:
-                proc.kill()
-                alive.append(proc)
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=timeout)
-        self.process.wait()
+        with signals_held():
+            # The main process's pid is its group's id; until the process is
+            # reaped, that number cannot name another group.
+            group = self.process.pid
+            self._signal_group(group, signal.SIGTERM)
+            self._ended(timeout)
+            # A worker of the server may outlive it: the group outlives both.
+            self._signal_group(group, signal.SIGKILL)
+            self.process.wait()
+
+    def _ended(self, timeout):
+        """Wait up to ``timeout`` for the main process to end, without
+        reaping it; return whether it ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._status() is not None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def _status(self):
+        """The main process's exit status if it ended (not reaped), else None."""
+        if self.process.returncode is not None:
+            return self.process.returncode
+        try:
+            ended = os.waitid(os.P_PID, self.process.pid,
+                              os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:   # reaped already (SIGCHLD ignored)
+            return self.process.poll()
+        if ended is None:
+            return None
+        return (ended.si_status if ended.si_code == os.CLD_EXITED
+                else -ended.si_status)
+
+    @staticmethod
+    def _signal_group(group, signum):
+        try:
+            os.killpg(group, signum)
+        except (ProcessLookupError, PermissionError):
+            pass

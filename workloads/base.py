@@ -236,7 +236,8 @@ class Workload:
     def provide(self):
         """Master only, once, for the PROVIDED parameters the user left empty:
         start what stands in for them and return {param: value}, which the
-        workers receive as options. Stop it with ``atexit``."""
+        workers receive as options. Register its stop with
+        ``concbench.cleanup.on_exit`` before starting it."""
         return {}
 
     def preflight(self, in_flight):

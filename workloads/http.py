@@ -361,13 +361,12 @@ class Http(Workload):
             print("bench.py: using the load server at %s (%s)"
                   % (shared, SHARED_SERVER_ENV), file=sys.stderr, flush=True)
             return {"server_url": shared, "endpoint": "work"}
-        import atexit
-
+        from concbench.cleanup import on_exit
         from concbench.servers.process import LocalServer
 
         server = LocalServer()
+        on_exit(server.stop)    # before it starts: an interrupt may come at once
         url = server.start()
-        atexit.register(server.stop)
         return {"server_url": url, "endpoint": "work"}
 
     def preflight(self, in_flight):
