@@ -3,7 +3,6 @@ lost, nothing left behind. (Bad input is in test_bench_cli.py's table; the
 check that no test leaves a process behind is conftest.py's no_orphans.)"""
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -52,51 +51,6 @@ def valid_or_absent(path):
         return []
     suite = pyperf.BenchmarkSuite.load(str(path))
     return suite.get_benchmark_names()
-
-
-# A run with everything that starts processes: the load server, pyperf
-# workers, process pools, event loops, threads.
-BUSY_RUN = (["--preset", "quick", "--workload", "sleep,http,rotate", "--model",
-             "sequential,threads-8,processes-2-chunk-1,asyncio,hybrid-2",
-             "-p", "2", "-n", "2", "-w", "1", "-o", "out.json"])
-
-
-def test_ctrl_c_at_random_moments_leaves_nothing(tmp_path):
-    """Ctrl-C reaches the whole foreground process group: ten runs, each
-    interrupted at a random moment, then every process of the run must be
-    gone within 5 s and the -o file absent or valid."""
-    rnd = random.Random(int(os.environ.get("CONCBENCH_INTERRUPT_SEED", "8")))
-    outcomes = []
-    for attempt in range(10):
-        workdir = tmp_path / str(attempt)
-        workdir.mkdir()
-        proc = start_bench(BUSY_RUN, workdir)
-        # The first at the very start (nothing completed yet), the others
-        # anywhere in the run.
-        delay = 0.2 if attempt == 0 else rnd.uniform(0.3, 6.0)
-        time.sleep(delay)
-        sid = proc.pid
-        if proc.poll() is None:
-            os.killpg(sid, signal.SIGINT)
-        try:
-            proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(sid, signal.SIGKILL)
-            proc.communicate()
-            pytest.fail("bench.py still running 15 s after Ctrl-C (at %.1f s)" % delay)
-        left = wait_until(lambda: not session_processes(sid), 5.0)
-        stray = session_processes(sid)
-        for leftover in stray:
-            leftover.kill()
-        assert left, "after Ctrl-C at %.1f s: %s" % (
-            delay, [" ".join(p.cmdline()) for p in stray])
-        names = valid_or_absent(workdir / "out.json")
-        assert not list(workdir.glob(".out.json.*")), "temporary file left"
-        outcomes.append((round(delay, 1), proc.returncode, len(names)))
-    print("Ctrl-C (seconds after start, exit status, benchmarks kept):", outcomes)
-    # The moments covered both the start and the middle of the run.
-    assert any(count == 0 for _, _, count in outcomes), outcomes
-    assert any(count > 0 for _, _, count in outcomes), outcomes
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -1,0 +1,161 @@
+"""One run of bench.py, signalled at chosen moments and watched from a reaper
+of its own: ``python tests/interrupt_run.py SPEC`` prints one JSON line.
+
+This process becomes the subreaper of everything the run starts (Linux), so
+every process the run leaves behind, the load server in its session of its
+own included, ends up as its descendant: nothing can escape the count. Each
+attempt runs in such a process of its own, so attempts can run side by side.
+
+SPEC is JSON: workdir, args (bench.py's), signal (a name, or null), target
+("group": a terminal's Ctrl-C or hangup; "main": kill PID), sigint ("ignore"
+or "default": how bench.py starts), moments (seconds after the start, or
+"server": the moment the load server's process exists, still starting, or
+"write": the moment a write of the results file is in progress), every
+(null, or [low, high]: after the moments, the signal again every so many
+seconds, drawn at random, until bench.py ends), bound (seconds bench.py may
+take to end).
+"""
+
+import ctypes
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                     "bench.py")
+POLL = 0.005
+
+
+def reap():
+    """Collect the exit status of orphans that ended as this process's."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def alive_descendants():
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found.append((proc, " ".join(proc.cmdline())))
+        except psutil.Error:
+            pass
+    return found
+
+
+def is_server(cmdline):
+    return "-m concbench.servers" in cmdline
+
+
+def writing(workdir):
+    return any(name.startswith(".out.json.") for name in os.listdir(workdir))
+
+
+def wait_for(moment, start, proc, workdir):
+    """Wait for the moment; False if bench.py ended first."""
+    while proc.poll() is None:
+        if moment == "server":
+            if any(is_server(cmdline) for _, cmdline in alive_descendants()):
+                return True
+        elif moment == "write":
+            if writing(workdir):
+                return True
+        elif time.monotonic() - start >= moment:
+            return True
+        time.sleep(POLL if moment == "write" else 0.02)
+    return False
+
+
+def send(proc, signum, target):
+    if target == "main":
+        os.kill(proc.pid, signum)
+    else:
+        os.killpg(proc.pid, signum)
+
+
+def main(spec):
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
+    workdir, signum = spec["workdir"], spec["signal"]
+    signum = getattr(signal, signum) if signum else None
+    ignore = spec.get("sigint") == "ignore"
+
+    def disposition():
+        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore else signal.SIG_DFL)
+    start = time.monotonic()
+    with open(os.path.join(workdir, "stderr.txt"), "w") as stderr:
+        proc = subprocess.Popen([sys.executable, BENCH] + spec["args"], cwd=workdir,
+                                stdout=subprocess.DEVNULL, stderr=stderr,
+                                start_new_session=True, preexec_fn=disposition)
+    sent = []
+    for moment in spec.get("moments", []):
+        if not wait_for(moment, start, proc, workdir):
+            break
+        send(proc, signum, spec["target"])
+        sent.append(round(time.monotonic() - start, 3))
+    if spec.get("every"):
+        while proc.poll() is None:
+            time.sleep(random.uniform(*spec["every"]))
+            if proc.poll() is None:
+                send(proc, signum, spec["target"])
+                sent.append(round(time.monotonic() - start, 3))
+    signalled = time.monotonic()
+    try:
+        proc.wait(timeout=spec["bound"])
+        hung = False
+    except subprocess.TimeoutExpired:
+        hung = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    ended = time.monotonic()
+    # Then whatever it started must be gone within 5 s; the server's exit
+    # is timed from the signal (for SIGKILL: its watch of its parent).
+    server_gone = None
+    deadline = ended + 5.0
+    while True:
+        reap()
+        left = alive_descendants()
+        if server_gone is None and not any(is_server(c) for _, c in left):
+            server_gone = round(time.monotonic() - signalled, 3)
+        if not left or time.monotonic() >= deadline:
+            break
+        time.sleep(0.02)
+    for leftover, _ in left:
+        try:
+            leftover.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs([p for p, _ in left], timeout=5)
+    reap()
+    with open(os.path.join(workdir, "stderr.txt")) as stderr:
+        err = stderr.read()
+    out = os.path.join(workdir, "out.json")
+    names, invalid = [], None
+    if os.path.exists(out):
+        import pyperf
+        try:
+            names = pyperf.BenchmarkSuite.load(out).get_benchmark_names()
+        except Exception as exc:    # any failure to read it is the finding
+            invalid = "%s: %s" % (type(exc).__name__, exc)
+    return {"status": proc.returncode, "sent": sent, "hung": hung,
+            "took": round(ended - start, 3), "server_gone": server_gone,
+            "left": [c for _, c in left], "names": names, "invalid": invalid,
+            "temporary": [n for n in os.listdir(workdir) if n.startswith(".out.json.")],
+            "stderr_tail": err.strip().splitlines()[-3:],
+            # bench.py's own last words, or pyperf's for its master
+            "said": [line for line in err.splitlines() if line.startswith(
+                ("bench.py: stopped", "bench.py: error", "Benchmark interrupted"))]}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(json.loads(sys.argv[1]))))
