@@ -116,7 +116,7 @@ def main(spec):
     except subprocess.TimeoutExpired:
         hung = True
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.wait(timeout=10)
     ended = time.monotonic()
     # Then whatever it started must be gone within 5 s; the server's exit
     # is timed from the signal (for SIGKILL: its watch of its parent).

@@ -132,7 +132,7 @@ def test_new_workload_and_model_are_listed(extended, tmp_path):
     # The original checkout knows neither.
     original = subprocess.run([sys.executable, str(ROOT / "bench.py"), "--preset",
                                "quick", "--list"], cwd=tmp_path,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, timeout=60)
     assert "squares" not in original.stdout and "chunked" not in original.stdout
     help_text = run_copy(extended, ["bench.py", "--help"], tmp_path).stdout
     assert "squares" in help_text

@@ -215,7 +215,7 @@ def test_ctrl_c_while_the_server_starts_stops_it(delay):
             timer.start()
             local.start()
             outcome = "started"
-            timer.join()    # the signal comes after the start
+            timer.join(timeout=5)   # the signal comes after the start
             time.sleep(0.05)
         except KeyboardInterrupt:
             if outcome != "started":
@@ -224,7 +224,7 @@ def test_ctrl_c_while_the_server_starts_stops_it(delay):
     finally:
         armed[0] = False
         timer.cancel()
-        timer.join()
+        timer.join(timeout=5)
         signal.signal(signal.SIGINT, previous)
         local.stop()
     assert not server_group_alive(local)

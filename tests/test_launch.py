@@ -10,10 +10,10 @@ from conftest import ROOT, skip_or_fail
 def bare_python(tmp_path):
     """A Python without the project's dependencies."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip",
-                    str(tmp_path / "bare")], check=True)
+                    str(tmp_path / "bare")], check=True, timeout=120)
     python = tmp_path / "bare" / "bin" / "python"
     assert subprocess.run([str(python), "-c", "import pyperf"],
-                          capture_output=True).returncode != 0
+                          capture_output=True, timeout=60).returncode != 0
     return str(python)
 
 

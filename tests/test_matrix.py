@@ -156,9 +156,9 @@ def test_library_names_are_not_importable_outside_the_checkout(tmp_path):
     for name in ("bench", "report", "presets", "metrics", "models", "servers",
                  "workloads"):
         proc = subprocess.run([sys.executable, "-c", "import " + name],
-                              cwd=tmp_path, capture_output=True, text=True)
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert proc.returncode != 0 and "No module named %r" % name in proc.stderr
     proc = subprocess.run([sys.executable, "-c", "import concbench.workloads, "
                            "concbench.models, concbench.servers, concbench.report"],
-                          cwd=tmp_path, capture_output=True, text=True)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

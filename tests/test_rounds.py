@@ -165,7 +165,8 @@ def test_report_rows_carry_the_interval(tmp_path):
     import subprocess
     import sys
     proc = subprocess.run([sys.executable, "-m", "concbench.report", str(path),
-                           "--format", "json"], capture_output=True, text=True)
+                           "--format", "json"], capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["workloads"]["w"]["rows"]
     row = next(r for r in rows if r["benchmark"] == "w/threads-2")

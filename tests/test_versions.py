@@ -51,7 +51,7 @@ def interpreters():
             proc = subprocess.run(
                 [candidate, "-c", "import sys, sysconfig, venv; sys.exit("
                  "bool(sysconfig.get_config_var('Py_GIL_DISABLED')))"],
-                capture_output=True)
+                capture_output=True, timeout=60)
             if proc.returncode == 0:
                 found[version] = candidate
                 break
@@ -217,7 +217,8 @@ def test_a_module_that_re_enables_the_gil_is_caught(tmp_path):
     config = subprocess.run([str(python), "-c", "import sysconfig; print("
                              "sysconfig.get_paths()['include']); print("
                              "sysconfig.get_config_var('EXT_SUFFIX'))"],
-                            capture_output=True, text=True, check=True).stdout.split()
+                            capture_output=True, text=True, check=True,
+                            timeout=60).stdout.split()
     build = tmp_path / "gilful"
     build.mkdir()
     (build / "gilful.c").write_text(GILFUL)
@@ -225,7 +226,7 @@ def test_a_module_that_re_enables_the_gil_is_caught(tmp_path):
     if compiler is None:
         skip_or_fail("building the test's C extension needs a C compiler")
     subprocess.run([compiler, "-shared", "-fPIC", "-I" + config[0], "gilful.c",
-                    "-o", "gilful" + config[1]], cwd=build, check=True)
+                    "-o", "gilful" + config[1]], cwd=build, check=True, timeout=120)
     # Every process of the run imports it first thing (pyperf passes
     # PYTHONPATH to its workers).
     (build / "sitecustomize.py").write_text("import gilful\n")
