@@ -11,9 +11,8 @@ import signal
 import sys
 import threading
 
-# The signals that end a run in the exit handlers (SIGHUP: Windows has none).
-ENDING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
-               if hasattr(signal, name))
+# The signals that end a run through its exit handlers.
+ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 _at_exit = []
 
