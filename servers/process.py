@@ -102,6 +102,12 @@ class LocalServer:
             # A worker of the server may outlive it: the group outlives both.
             self._signal_group(group, signal.SIGKILL)
             self.process.wait()
+            # SIGKILL takes effect when the killed process next runs: wait
+            # until no member of the group runs any more.
+            deadline = time.monotonic() + timeout
+            while group_running(group) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            reap_group(group)
 
     def _ended(self, timeout):
         """Wait up to ``timeout`` for the main process to end, without
@@ -134,3 +140,36 @@ class LocalServer:
             os.killpg(group, signum)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def group_running(group):
+    """Whether a process of process group ``group`` still runs. On Linux a
+    zombie (a process that ended and holds nothing but its exit status) does
+    not count."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.killpg(group, 0)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:     # ended meanwhile
+            continue
+        if int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def reap_group(group):
+    """Reap the group's processes that ended as this process's children
+    (orphans a subreaper adopted), so that no zombie is left of them."""
+    try:
+        while os.waitpid(-group, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass

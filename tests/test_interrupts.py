@@ -184,13 +184,11 @@ def test_the_server_outlives_a_killed_bench_by_less_than_a_second(tmp_path, mome
 # -- LocalServer.start itself -----------------------------------------------
 
 def server_group_alive(local):
-    if local.process is None:
-        return False
-    try:
-        os.killpg(local.process.pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+    """Whether a process of the server's group still runs (a zombie, dead
+    and waiting to be reaped, does not)."""
+    from concbench.servers.process import group_running
+
+    return local.process is not None and group_running(local.process.pid)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.05, 0.1, 0.15, 0.3])
