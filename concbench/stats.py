@@ -1,11 +1,15 @@
-"""Significance of a difference between two samples of values.
+"""Paired speedups with intervals valid at any stopping time, their
+verdicts, and the unpaired comparison of two files.
 
-The two-sample, two-tailed Student's t-test at 95% that pyperf's compare_to
-applies, written here because pyperf does not export it.
+A run's speedups are looked at after every round (``concbench.anytime``
+holds their intervals); two files are compared once, when both are done,
+with the two-sample Student interval that pyperf's compare_to applies.
 """
 
 import math
 import statistics
+
+from concbench import anytime
 
 # Two-tailed 95% critical values of Student's t for 1 to 30 degrees of
 # freedom, then a few steps towards the normal distribution's 1.96.
@@ -23,32 +27,19 @@ def t_critical_95(df):
     return _T95[min(df, len(_T95)) - 1]
 
 
-def is_significant(sample1, sample2):
-    """True if the means differ at 95%; None with fewer than 2 values each."""
-    n1, n2 = len(sample1), len(sample2)
-    if n1 < 2 or n2 < 2:
-        return None
-    if statistics.pstdev(sample1) == 0 and statistics.pstdev(sample2) == 0:
-        return sample1[0] != sample2[0]
-    df = n1 + n2 - 2
-    mean1, mean2 = statistics.fmean(sample1), statistics.fmean(sample2)
-    pooled = (math.fsum((x - mean1) ** 2 for x in sample1)
-              + math.fsum((x - mean2) ** 2 for x in sample2)) / df
-    t_score = (mean1 - mean2) / math.sqrt(pooled * (1 / n1 + 1 / n2))
-    return abs(t_score) >= t_critical_95(df)
-
-
 class Ratio:
     """A ratio of times with its 95% interval: ``point`` is the geometric
-    mean of the per-round ratios, [``low``, ``high``] a Student's t interval
-    on their logarithms (None with fewer than 2 rounds), ``above`` how many
-    rounds had a ratio above 1, ``rounds`` how many were paired, ``values``
-    the per-round ratios (paired ratios only)."""
+    mean of the per-round ratios, [``low``, ``high``] the interval on their
+    logarithms (None while there is none), ``above`` how many rounds had a
+    ratio above 1, ``rounds`` how many were paired, ``values`` the per-round
+    ratios and ``log_sd`` the standard deviation of their logarithms (paired
+    ratios only)."""
 
-    def __init__(self, point, low, high, above, rounds, values=()):
+    def __init__(self, point, low, high, above, rounds, values=(), log_sd=None):
         self.point, self.low, self.high = point, low, high
         self.above, self.rounds = above, rounds
         self.values = list(values)
+        self.log_sd = log_sd
 
     def includes_one(self):
         return self.low is None or self.low <= 1.0 <= self.high
@@ -58,17 +49,19 @@ class Ratio:
                                                self.above, self.rounds)
 
 
-def log_interval(logs):
-    """Mean of ``logs`` and the half-width of its 95% t interval (None for
-    fewer than 2 values)."""
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return mean, None
-    return mean, t_critical_95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
+    """The Ratio of ``rounds`` per-round log ratios of mean ``mean`` and
+    standard deviation ``log_sd``, with the confidence sequence's interval
+    at level 1 - ``alpha`` (none while it is unbounded)."""
+    half = anytime.half_width(rounds, log_sd, alpha) if rounds >= 2 else math.inf
+    low, high = ((None, None) if math.isinf(half)
+                 else (math.exp(mean - half), math.exp(mean + half)))
+    return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 
 
-def paired_ratio(numerator, denominator):
-    """numerator[r] / denominator[r] over the rounds r both have.
+def paired_ratio(numerator, denominator, alpha=anytime.ALPHA):
+    """numerator[r] / denominator[r] over the rounds r both have, with its
+    anytime-valid interval at level 1 - ``alpha``.
 
     Runs of the same round ran within seconds of each other (interleaved), so
     their ratio cancels most of the machine's drift; the interval comes from
@@ -79,11 +72,10 @@ def paired_ratio(numerator, denominator):
               if numerator[r] > 0 and denominator[r] > 0]
     if not ratios:
         return None
-    mean, half = log_interval([math.log(x) for x in ratios])
-    low, high = (None, None) if half is None else (math.exp(mean - half),
-                                                   math.exp(mean + half))
-    return Ratio(math.exp(mean), low, high, sum(1 for x in ratios if x > 1),
-                 len(ratios), ratios)
+    logs = [math.log(x) for x in ratios]
+    spread = statistics.stdev(logs) if len(logs) > 1 else None
+    return sequence_ratio(len(logs), statistics.fmean(logs), spread,
+                          sum(1 for x in ratios if x > 1), ratios, alpha)
 
 
 def unpaired_ratio(numerator, denominator):
@@ -118,9 +110,10 @@ VERDICTS = ("faster", "slower", "same", "undecided")
 
 
 def verdict(ratio):
-    """What a paired speedup's 95% interval says of the model against the
+    """What a paired speedup's interval says of the model against the
     reference: faster (low end above 1), slower (high end below 1), the
-    same (inside SAME_BAND), else undecided (also without an interval)."""
+    same (inside SAME_BAND), else undecided (also without an interval).
+    Each is wrong with at most the interval's 5%, whenever it is read."""
     if ratio is None or ratio.low is None:
         return "undecided"
     if ratio.low > 1.0:
