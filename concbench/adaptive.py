@@ -9,6 +9,9 @@ references, interleaved and shuffled like the others, until none is open or
 the next round would not fit in the time budget (``--max-time``). Rows that
 are settled stop costing time: a 0.5x result is decided long before it is
 precise, and a ratio that is already tight (sleep: +-0.1%) gets no more runs.
+Looking after every round and stopping each row once it is decided keeps
+the verdicts' 95% because the interval is a confidence sequence
+(``concbench.anytime``): it holds at every round at once.
 """
 
 import argparse
@@ -16,8 +19,9 @@ import math
 import re
 import statistics
 
+from concbench import anytime
 from concbench.progress import format_duration
-from concbench.stats import SAME_BAND, imprecise, t_critical_95, verdict
+from concbench.stats import SAME_BAND, imprecise, paired_ratio, verdict
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
 
@@ -49,32 +53,36 @@ def percentage(text):
     return value
 
 
-def is_open(row, precision=None):
-    """Whether the row still needs rounds: undecided, or wider than
-    +-``precision`` percent."""
+def is_open(ratio, precision=None):
+    """Whether a row whose speedup is ``ratio`` still needs rounds:
+    undecided, or wider than +-``precision`` percent."""
     if precision is None:
-        return verdict(row.ratio) == "undecided"
-    return imprecise(row.ratio, precision)
+        return verdict(ratio) == "undecided"
+    return imprecise(ratio, precision)
 
 
 # No estimate beyond this many rounds: a row that needs more is hopeless.
 MOST_ROUNDS = 200
 
 
-def rounds_needed(logs, precision=None):
+def rounds_needed(logs, precision=None, alpha=anytime.ALPHA, bar=None):
     """How many rounds in all the row is likely to need before its interval
     is decided (or within +-``precision`` percent), if its per-round log
-    ratios keep the mean and spread of ``logs``: the least n whose 95%
-    half-width t(n-1) s / sqrt(n) fits the nearest target. The spread of
-    two rounds says too little to give a row up: below three, one more."""
+    ratios keep the mean and spread of ``logs``: the least n whose
+    confidence sequence's half-width (at level 1 - ``alpha``) fits the
+    nearest target; with ``bar``, the target is an interval clear of that
+    log ratio. The spread of two rounds says too little to give a row up:
+    below three, one more."""
     count = len(logs)
     if count < 3:
         return count + 1
     mean, spread = statistics.fmean(logs), statistics.stdev(logs)
     if spread == 0:
-        return count
+        return max(count, anytime.first_bounded(alpha))
     if precision:
         room = math.log(1 + precision / 100.0)
+    elif bar is not None:
+        room = abs(mean - bar)
     else:
         # Faster or slower: the interval clear of 0; the same: inside the band.
         room = max(abs(mean), min(math.log(SAME_BAND[1]) - mean,
@@ -82,56 +90,80 @@ def rounds_needed(logs, precision=None):
     if room <= 0:
         return MOST_ROUNDS
     for total in range(count, MOST_ROUNDS):
-        if t_critical_95(total - 1) * spread / math.sqrt(total) < room:
+        if anytime.half_width(total, spread, alpha) < room:
             return total
     return MOST_ROUNDS
 
 
 class OpenRow:
-    """A row still open: its name, its reference's, its rounds so far and
-    the rounds it is likely to need in all."""
+    """An open question: a row against its reference, or a comparison a
+    takeaway rests on (``takeaway``): the two benchmarks to run, the rounds
+    they share so far and the rounds they are likely to need in all."""
 
-    def __init__(self, name, reference, rounds, needed):
+    def __init__(self, name, reference, rounds, needed, takeaway=False):
         self.name, self.reference = name, reference
         self.rounds, self.needed = rounds, needed
+        self.takeaway = takeaway
+
+    def label(self):
+        return "%s vs %s" % (self.name, self.reference) if self.takeaway else self.name
 
     def __repr__(self):
-        return "OpenRow(%s, %d/%d)" % (self.name, self.rounds, self.needed)
+        return "OpenRow(%s, %d/%d)" % (self.label(), self.rounds, self.needed)
 
 
 def open_rows(suite, names, precision=None):
-    """The rows among ``names`` that are still open, read as the report
-    reads them, in file order."""
+    """The open questions among the benchmarks ``names``, read as the
+    report reads them, in file order: rows still open (the A/A controls
+    alike), then, unless ``precision`` is the target, the paired comparisons
+    that the takeaways rest on and that are still undecided."""
     from concbench.report.rows import build_rows
+    from concbench.report.verdicts import open_comparisons
 
+    controls = {}
+    groups = build_rows(suite, controls)
     found = []
-    for rows in build_rows(suite).values():
-        for row in rows:
+    for workload, rows in groups.items():
+        for row in rows + ([controls[workload]] if workload in controls else []):
             if (row.reference is None or row is row.reference
-                    or row.name not in names or not is_open(row, precision)):
+                    or row.name not in names or not is_open(row.ratio, precision)):
                 continue
             logs = [math.log(x) for x in row.round_ratios()]
             found.append(OpenRow(row.name, row.reference.name, len(logs),
                                  rounds_needed(logs, precision)))
+    if precision is not None:
+        return found
+    pairs = {}
+    for rows in groups.values():
+        for row, other, comparisons, bar in open_comparisons(rows):
+            if row.name in names and other.name in names:
+                known = pairs.get((row.name, other.name))
+                if known is None or comparisons > known[2]:
+                    pairs[row.name, other.name] = (row, other, comparisons, bar)
+    for row, other, comparisons, bar in pairs.values():
+        ratio = paired_ratio(row.by_round, other.by_round)
+        logs = [math.log(x) for x in ratio.values] if ratio else []
+        found.append(OpenRow(row.name, other.name, len(logs), rounds_needed(
+            logs, alpha=anytime.ALPHA / comparisons, bar=bar), takeaway=True))
     return found
 
 
 def choose(still, cost, remaining):
-    """The open rows to run in the next round, within ``remaining`` seconds:
-    those likely to be decided within the budget first (fewest rounds still
-    needed), each with its reference; the others only when no such row is
-    left, since a budget the user gave is there to be spent. ``cost``: the
-    seconds a benchmark's worker last took, by name."""
-    def can_finish(row):
-        per_round = cost(row.name) + cost(row.reference)
-        return (row.needed - row.rounds) * per_round <= remaining
+    """The open questions to run in the next round, within ``remaining``
+    seconds: those likely to be decided within the budget first, the
+    cheapest to decide first (rounds still needed times the seconds a round
+    of both its benchmarks costs), each with both its benchmarks; the others
+    only when no such question is left, since a budget the user gave is
+    there to be spent. ``cost``: the seconds a benchmark's worker last
+    took, by name."""
+    def to_decide(row):
+        return (row.needed - row.rounds) * (cost(row.name) + cost(row.reference))
 
-    ranked = sorted(still, key=lambda row: row.needed - row.rounds)
-    hopeful = [row for row in ranked if can_finish(row)]
+    ranked = sorted(still, key=lambda row: (to_decide(row), row.needed - row.rounds))
+    hopeful = [row for row in ranked if to_decide(row) <= remaining]
     chosen, members, spent = [], set(), 0.0
     for row in hopeful or ranked:
-        extra = cost(row.name) + (0.0 if row.reference in members
-                                  else cost(row.reference))
+        extra = sum(cost(name) for name in {row.name, row.reference} - members)
         if spent + extra > remaining:
             continue
         chosen.append(row)

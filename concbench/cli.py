@@ -293,6 +293,19 @@ def run_matrix(runner, args, matrix, results):
     summary = unstable_summary(results.suite)
     if summary:
         say(summary)
+    for line in control_summary(results.suite):
+        say(line)
+
+
+def control_summary(suite):
+    """What the A/A controls say of the run, as the report's header says it."""
+    from concbench.report.environment import control_lines
+    from concbench.report.rows import build_rows
+
+    if suite is None:
+        return []
+    controls = {}
+    return control_lines(build_rows(suite, controls), controls)
 
 
 class Master:
@@ -342,29 +355,37 @@ class Master:
             if not still:
                 say("every row %s after %d rounds (%s)" % (
                     "is within +-%g%%" % plan.precision if plan.precision
-                    else "is decided", rounds, format_duration(elapsed)))
+                    else "and takeaway is decided", rounds, format_duration(elapsed)))
                 return
             remaining = plan.max_time - elapsed
             chosen, members, _ = choose(still, cost, remaining)
             if not chosen:
-                shown = [row.name for row in still]
-                say("time budget (%s) spent after %d rounds: %d benchmark(s) "
-                    "still %s: %s%s" % (
-                        format_duration(plan.max_time), rounds, len(still), what,
-                        ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
+                shown = [row.label() for row in still]
+                say("time budget (%s) spent after %d rounds: %s still %s: %s%s" % (
+                        format_duration(plan.max_time), rounds, open_count(still),
+                        what, ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
                 return
             indexes = sorted(self.order[name] for name in members)
             extra.append(indexes)
             # Workers started from now on register the same schedule.
             self.args.extra_rounds = self.runner.args.extra_rounds = \
                 format_extra(extra)
-            say("round %d (added): %d benchmark(s) still %s, %d in this round "
+            say("round %d (added): %s still %s, %d in this round "
                 "(%d tasks); %s left of %s" % (
-                    rounds + 1, len(still), what, len(chosen), len(indexes),
+                    rounds + 1, open_count(still), what, len(chosen), len(indexes),
                     format_duration(max(0, remaining)),
                     format_duration(plan.max_time)))
             for _, index in round_tasks(indexes, self.args.order_seed, rounds):
                 self.run(rounds, index, False)
+
+
+def open_count(still):
+    """'3 row(s) and 2 takeaway comparison(s)'."""
+    rows = sum(1 for row in still if not row.takeaway)
+    parts = ["%d row(s)" % rows] if rows else []
+    if len(still) > rows:
+        parts.append("%d takeaway comparison(s)" % (len(still) - rows))
+    return " and ".join(parts)
 
 
 def run_task(runner, bench, name, metadata, results):

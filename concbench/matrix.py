@@ -14,6 +14,9 @@ from concbench.options import workload_options
 from concbench.plugins import PluginError, source_metadata
 from concbench.presets import PRESETS, workload_plan
 
+# The A/A control's model name (models/control.py).
+CONTROL = "control"
+
 
 class MatrixError(ValueError):
     """The selection cannot run: one line for the user."""
@@ -113,6 +116,15 @@ def select_models(preset_names, patterns):
                   key=lambda m: order.get(m.name, len(order)))
 
 
+def with_control(chosen):
+    """The models with the A/A control right after the reference, when the
+    reference is among them (and the control is not already)."""
+    position = next((i for i, m in enumerate(chosen) if m.is_reference), None)
+    if position is None or any(m.name == CONTROL for m in chosen):
+        return chosen
+    return chosen[:position + 1] + [models.parse(CONTROL)] + chosen[position + 1:]
+
+
 def usable_workloads(asked, left_out):
     """{name: class} of every workload, in registry order (plugins after the
     built-in ones). A plugin that cannot be used stops the run if it was
@@ -207,6 +219,10 @@ def build_matrix(args, left_out=None):
         try:
             workload = cls(**params)
             chosen = select_models(names, patterns)
+            # A scenario reproduces a seed's experiment, in one or two rounds
+            # that no interval can decide: a control would only add time.
+            if not args.no_control and "workloads" not in PRESETS[args.preset]:
+                chosen = with_control(chosen)
         except ValueError as exc:   # ModelError included
             raise MatrixError(str(exc)) from None
         for model in chosen:

@@ -14,7 +14,7 @@ from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
-SELECTION = ("preset", "workload", "model", "no_run_figures", "pyperf_order",
+SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures", "pyperf_order",
              "order_seed", "rounds", "extra_rounds", "max_time", "precision",
              "force_gil", "workload_module")
 
@@ -56,6 +56,11 @@ def add_options(parser):
                        help="run only the preset's models matching these glob "
                        "patterns; a plain model name (threads-64) is run even "
                        "if the preset lacks it")
+    group.add_argument("--no-control", action="store_true",
+                       help="leave out the A/A control (<workload>/control: the "
+                       "reference run again, whose verdict checks the "
+                       "intervals); added whenever the reference runs, "
+                       "but in a scenario")
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
     group.add_argument("--keep-earlier", action="store_true",

@@ -102,6 +102,7 @@ START_METHOD = _key("start_method", str, BENCH, "model", "process pools: `fork`,
 LOOP = _key("loop", str, BENCH, "model", "event-loop models: `asyncio` or `uvloop`")
 CONCURRENCY_LIMIT = _key("concurrency_limit", str, BENCH, "model", "event-loop models: a semaphore's size, or `none`")
 TASK_FACTORY = _key("task_factory", str, BENCH, "model", "eager: the task factory")
+CONTROL_OF = _key("control_of", str, BENCH, "model", "the A/A control (`<workload>/control`): the model it runs again, the reference")
 INTERPRETERS_IMPL = _key("interpreters_impl", str, BENCH, "model", "subinterpreter pools: the implementation (the stdlib's or the backport)")
 
 # -- the benchmark: where a workload or model from elsewhere came from (concbench.plugins)

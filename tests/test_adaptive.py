@@ -58,17 +58,22 @@ def file_of(ratios, rounds):
 
 
 def opened(suite, precision=None):
-    return [(row.name, row.reference) for row in
+    return [(row.label(), row.takeaway) for row in
             adaptive.open_rows(suite, {"w/sequential", "w/m"}, precision)]
 
 
 def test_open_rows_are_the_undecided_ones_with_their_reference():
-    assert opened(file_of([1.3, 0.8, 1.1], 3)) == [("w/m", "w/sequential")]
-    assert opened(file_of([2.0, 2.02, 1.98], 3)) == []
-    # Decided, but not within +-1%: open under --precision 1.
-    tight = file_of([2.0, 2.1, 1.9], 3)
+    # Three rounds decide nothing: the interval is unbounded until four.
+    assert opened(file_of([2.0, 2.02, 1.98], 3)) == [
+        ("w/m", False), ("w/sequential vs w/m", True)]
+    assert opened(file_of([1.3, 0.8, 1.1], 6)) == [
+        ("w/m", False), ("w/sequential vs w/m", True)]
+    assert opened(file_of([2.0, 2.02, 1.98], 6)) == []
+    # Decided, but not within +-1%: open under --precision 1, which asks
+    # nothing of the takeaways.
+    tight = file_of([2.0, 2.1, 1.9], 6)
     assert opened(tight) == []
-    assert opened(tight, precision=1) == [("w/m", "w/sequential")]
+    assert opened(tight, precision=1) == [("w/m", False)]
 
 
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
@@ -100,15 +105,21 @@ def test_rows_likely_to_be_decided_go_first_within_the_budget():
     chosen, _, _ = adaptive.choose(rows[:1], cost, remaining=20.0)
     assert [row.name for row in chosen] == ["w/slow-hope"]
     assert adaptive.choose(rows, cost, remaining=1.5)[0] == []
+    # The cheapest to decide first: 3 rounds of 0.4 s before 1 round of 11 s.
+    cheap = [adaptive.OpenRow("w/dear", "w/ref", 4, 5),
+             adaptive.OpenRow("w/a vs w/b", "w/b", 4, 7, takeaway=True)]
+    cost = {"w/ref": 10.0, "w/dear": 1.0, "w/a vs w/b": 0.2, "w/b": 0.2}.get
+    chosen, _, spent = adaptive.choose(cheap, cost, remaining=5.0)
+    assert [row.name for row in chosen] == ["w/a vs w/b"] and spent == 0.4
 
 
 def test_a_spread_that_stays_wide_is_said():
     rnd = random.Random(1)
-    wide = file_of([math.exp(rnd.gauss(0, 0.5)) for _ in range(8)], 8)
+    wide = file_of([math.exp(rnd.gauss(0, 0.5)) for _ in range(12)], 12)
     rows = build_rows(wide)["w"]
     assert rows[1].verdict == "undecided"
     said = [line for line in takeaways(rows) if "undecided after" in line]
-    assert said and "per-round speedup" in said[0] and "over 8 rounds" in said[0]
+    assert said and "per-round speedup" in said[0] and "over 12 rounds" in said[0]
 
 
 def runs_by_round(path):
@@ -127,18 +138,25 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     proc = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "then rounds until every row decided, within 1m00s in all" in proc.stderr
-    assert "round 2 (added): 2 benchmark(s) still undecided, 2 in this round" \
-        in proc.stderr
-    assert "every row is decided after" in proc.stderr
+    # The threads-2 and asyncio rows and the control; then the fastest.
+    assert "round 2 (added): 3 row(s) and " in proc.stderr
+    assert "every row and takeaway is decided after" in proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
     assert suite.get_metadata()["max_time_s"] == 60
     rounds = found["sleep/sequential"]
     assert rounds == list(range(len(rounds))) and len(rounds) >= 2
     out = run(["-m", "concbench.report", "a.json", "--format", "json"], tmp_path)
-    rows = json.loads(out.stdout)["workloads"]["sleep"]["rows"]
-    verdicts = {row["benchmark"]: row["verdict"] for row in rows}
+    entry = json.loads(out.stdout)["workloads"]["sleep"]
+    verdicts = {row["benchmark"]: row["verdict"] for row in entry["rows"]}
     assert verdicts == {"sleep/sequential": None, "sleep/threads-2": "faster",
                         "sleep/asyncio": "faster"}
+    # The A/A control ran in the same rounds, read like any row, and the
+    # console said what it found.
+    assert entry["control"]["benchmark"] == "sleep/control"
+    assert entry["control"]["rounds"] >= 4
+    assert found["sleep/control"] == rounds[:len(found["sleep/control"])]
+    assert "control: " in proc.stderr.strip().splitlines()[-1]
+    assert entry["takeaways"][0].startswith("fastest: asyncio (")
     # --append goes on numbering the rounds.
     more = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "--append", "a.json"],
                      tmp_path)

@@ -30,7 +30,10 @@ def test_json_is_read_by_pyperf(two_runs):
     tmp, (a, b) = two_runs
     suite = pyperf.BenchmarkSuite.load(str(a))
     names = suite.get_benchmark_names()
-    assert len(names) == 21
+    # 7 models of 3 workloads, and each workload's A/A control after its
+    # reference.
+    assert len(names) == 24
+    assert names[:3] == ["encode/sequential", "encode/control", "encode/threads-2"]
     assert "rotate/processes-2-chunk-2" in names
     assert "sleep/uvloop" in names
     for command in (["show", a], ["stats", a], ["compare_to", a, b]):
@@ -75,8 +78,8 @@ def test_metadata_describes_the_benchmark(two_runs):
 
 def test_progress_line_with_estimate(tmp_path):
     proc = run_bench(["--preset", "quick", "--workload", "sleep", "--model",
-                      "sequential,asyncio"] + TINY_SIZES[:6] + TINY_RUNNER,
-                     tmp_path)
+                      "sequential,asyncio", "--no-control"] + TINY_SIZES[:6]
+                     + TINY_RUNNER, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "round 1/1" in proc.stderr
     finished = [line for line in proc.stderr.splitlines() if line.startswith("[")]
@@ -91,11 +94,12 @@ def test_list_of_presets_and_globs(tmp_path):
     default = run_bench(["--list"], tmp_path)
     assert quick.returncode == default.returncode == 0
     names = quick.stdout.split()
-    families = {"sequential", "threads", "processes", "asyncio", "uvloop",
-                "asyncio-serial", "hybrid"}
+    families = {"sequential", "control", "threads", "processes", "asyncio",
+                "uvloop", "asyncio-serial", "hybrid"}
     for workload in ("encode", "rotate", "sleep"):
         seen = {name.split("/")[1] for name in names if name.startswith(workload)}
-        seen = {m if m in ("asyncio", "uvloop", "asyncio-serial", "sequential")
+        seen = {m if m in ("asyncio", "uvloop", "asyncio-serial", "sequential",
+                           "control")
                 else m.split("-")[0] for m in seen}
         assert seen == families, (workload, seen)
     assert len(default.stdout.split()) > len(names)
@@ -107,7 +111,11 @@ def test_list_of_presets_and_globs(tmp_path):
         "rotate/threads-8", "rotate/threads-4-reuse"]
     extra = run_bench(["--list", "--model", "sequential,threads-64",
                        "--workload", "sleep"], tmp_path)
-    assert extra.stdout.split() == ["sleep/sequential", "sleep/threads-64"]
+    assert extra.stdout.split() == ["sleep/sequential", "sleep/control",
+                                    "sleep/threads-64"]
+    alone = run_bench(["--list", "--model", "sequential,threads-64", "--no-control",
+                       "--workload", "sleep"], tmp_path)
+    assert alone.stdout.split() == ["sleep/sequential", "sleep/threads-64"]
 
 
 BAD_INPUTS = [

@@ -28,8 +28,8 @@ def test_run_list_and_report_from_another_directory(tmp_path):
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "x.json"))
     assert sorted(suite.get_benchmark_names()) == [
-        "encode/processes-2-chunk-1", "encode/sequential",
-        "http/processes-2-chunk-1", "http/sequential"]
+        "encode/control", "encode/processes-2-chunk-1", "encode/sequential",
+        "http/control", "http/processes-2-chunk-1", "http/sequential"]
     shown = concbench(["report", "x.json", "--format", "json"], tmp_path)
     assert shown.returncode == 0, shown.stderr
     rows = json.loads(shown.stdout)["workloads"]["http"]["rows"]

@@ -208,9 +208,10 @@ def test_bench_writes_verified_db_runs(tmp_path, engine):
     dump = run(["-m", "pyperf", "dump", "--verbose", "db.json"], tmp_path)
     assert dump.returncode == 0, dump.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "db.json"))
+    # The control runs the reference's queries on its pooled connections.
     assert suite.get_benchmark_names() == [
-        "db/sequential", "db/threads-4", "db/processes-2-chunk-1", "db/uvloop",
-        "db/hybrid-2"]
+        "db/sequential", "db/control", "db/threads-4", "db/processes-2-chunk-1",
+        "db/uvloop", "db/hybrid-2"]
     for bench in suite.get_benchmarks():
         meta = bench.get_metadata()
         assert meta["db_engine"] == engine

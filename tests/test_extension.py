@@ -125,8 +125,8 @@ def test_new_workload_and_model_are_listed(extended, tmp_path):
     proc = run_copy(extended, ["bench.py", "--preset", "quick", "--list"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     names = proc.stdout.split()
-    assert names[-3:] == ["squares/sequential", "squares/threads-2",
-                          "squares/chunked-2"]
+    assert names[-4:] == ["squares/sequential", "squares/control",
+                          "squares/threads-2", "squares/chunked-2"]
     # The model joins every workload of the preset it names.
     assert "sleep/chunked-2" in names and "encode/chunked-2" in names
     # The original checkout knows neither.
@@ -142,7 +142,8 @@ def test_new_workload_and_model_run_verified_with_an_ideal(extended, tmp_path):
     proc = run_copy(extended, ["bench.py", "--preset", "quick", "--workload",
                                "squares,sleep", "--model",
                                "sequential,chunked-2", "--items", "6",
-                               "--latency-ms", "10", "--jitter-ms", "0"]
+                               "--latency-ms", "10", "--jitter-ms", "0",
+                               "--no-control"]
                     + TINY_RUNNER + ["-n", "2", "-o", "out.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "out.json"))

@@ -207,7 +207,7 @@ def test_bad_server_url_is_refused(tmp_path):
 
 
 HTTP_TINY = ["--preset", "quick", "--workload", "http", "--items", "8",
-             "--latency-ms", "2"]
+             "--latency-ms", "2", "--no-control"]
 
 
 def test_bench_writes_http_figures_and_stops_its_server(tmp_path):

@@ -56,7 +56,8 @@ def test_interpreter_pools_run_verified_with_a_gil_each(envs, tmp_path):
         proc = bench(python, ["--preset", "quick", "--workload", "encode,sleep",
                               "--model", "sequential,interpreters-2,"
                               "interpreters-2-chunk-5,interpreters-1-reuse",
-                              "--items", "12"] + TINY_RUNNER + ["-o", str(out)],
+                              "--items", "12", "--no-control"] + TINY_RUNNER
+                     + ["-o", str(out)],
                      tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
         suite = pyperf.BenchmarkSuite.load(str(out))

@@ -28,7 +28,7 @@ ATTEMPT = str(Path(__file__).with_name("interrupt_run.py"))
 # fall between rounds and inside one.
 MODELS = "sequential,threads-8,processes-2-chunk-1,asyncio,hybrid-2"
 RUN = ["--preset", "quick", "--workload", "http", "--model", MODELS,
-       "--items", "40", "-p", "2", "-n", "1", "-w", "0"]
+       "--items", "40", "-p", "2", "-n", "1", "-w", "0", "--no-control"]
 BENCHMARKS = ["http/" + model for model in MODELS.split(",")]
 # bench.py must end this long after the signal, or the attempt fails.
 BOUND = 30

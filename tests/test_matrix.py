@@ -35,6 +35,8 @@ def test_a_preset_is_its_workloads_own_lists_in_registry_order():
                 unsupported.append("%s/%s: left out, %s" % (name, model, reason))
             else:
                 expected.append("%s/%s" % (name, model))
+            if model == models.reference_name():
+                expected.append("%s/control" % name)    # the A/A control
     assert got == expected
     assert left_out == ["db: left out, it needs --db-url"] + unsupported
 
@@ -57,6 +59,7 @@ def test_scenarios_state_their_own_workloads():
             argv += ["--db-url", "postgresql://u@127.0.0.1/x"]
         expected = ["%s/%s" % (w, m) for w in preset["workloads"]
                     for m in preset["models"][w]]
+        # One or two fixed rounds, which decide nothing: no control.
         assert names(*argv) == expected
 
 
@@ -94,7 +97,29 @@ def test_bad_option_values_are_refused_by_the_workloads_declarations(
 
 def test_explicit_model_runs_even_if_the_preset_lacks_it():
     assert names("--preset", "quick", "--workload", "sleep", "--model",
-                 "sequential,threads-64") == ["sleep/sequential", "sleep/threads-64"]
+                 "sequential,threads-64", "--no-control") == [
+                     "sleep/sequential", "sleep/threads-64"]
+
+
+def test_the_control_follows_the_reference_and_runs_its_loop():
+    assert names("--preset", "quick", "--workload", "sleep", "--model",
+                 "threads-64,sequential") == [
+                     "sleep/sequential", "sleep/control", "sleep/threads-64"]
+    # Without the reference there is nothing to control; named, it runs alone.
+    assert names("--preset", "quick", "--workload", "sleep", "--model",
+                 "threads-*") == ["sleep/threads-4"]
+    assert names("--preset", "quick", "--workload", "sleep", "--model",
+                 "control") == ["sleep/control"]
+    bench = build_matrix(parse("--preset", "quick", "--workload", "encode",
+                               "--model", "sequential"))[1]
+    meta = bench.metadata()
+    assert meta["model"] == "control" and meta["control_of"] == "sequential"
+    reference = build_matrix(parse("--preset", "quick", "--workload", "encode",
+                                   "--model", "sequential"))[0].metadata()
+    for key in MODEL_FACTS + ("item_side", "reference_model", "workload_params"):
+        assert meta[key] == reference[key], key
+    items, expected, sync_fn, async_fn = bench.prepare()
+    assert bench.model.run(sync_fn, async_fn, items) == expected
 
 
 def test_workers_receive_the_same_matrix():

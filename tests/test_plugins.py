@@ -128,15 +128,18 @@ def test_a_plugin_distribution_lists_runs_and_reports(tmp_path):
     assert listed.returncode == 0, listed.stderr
     names = listed.stdout.split()
     # After every built-in workload, under its kind's quick models.
-    assert names[-4:] == ["digit-sums/sequential", "digit-sums/threads-2",
-                          "digit-sums/processes-2-chunk-10", "digit-sums/asyncio"]
+    assert names[-5:] == ["digit-sums/sequential", "digit-sums/control",
+                          "digit-sums/threads-2", "digit-sums/processes-2-chunk-10",
+                          "digit-sums/asyncio"]
     proc = concbench(["run", "--workload", "digit-sums", "--model",
                       "sequential,threads-2,backwards", "-p", "2", "-n", "1", "-w", "0",
                       "-o", "x.json"], work, [site])
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(work / "x.json"))
+    # A user's workload gets its A/A control too.
     assert suite.get_benchmark_names() == [
-        "digit-sums/sequential", "digit-sums/threads-2", "digit-sums/backwards"]
+        "digit-sums/sequential", "digit-sums/control", "digit-sums/threads-2",
+        "digit-sums/backwards"]
     for bench in suite.get_benchmarks():
         meta = bench.get_metadata()
         assert meta["workload_plugin"] == "concbench-demo-plugin"
@@ -152,8 +155,11 @@ def test_a_plugin_distribution_lists_runs_and_reports(tmp_path):
     assert "model_plugin" not in suite.get_benchmark("digit-sums/threads-2").get_metadata()
     shown = concbench(["report", "x.json", "--format", "json"], work, [site])
     assert shown.returncode == 0, shown.stderr
-    rows = json.loads(shown.stdout)["workloads"]["digit-sums"]["rows"]
+    entry = json.loads(shown.stdout)["workloads"]["digit-sums"]
+    rows = entry["rows"]
     assert [r["model"] for r in rows] == ["sequential", "threads-2", "backwards"]
+    assert entry["control"]["benchmark"] == "digit-sums/control"
+    assert entry["control"]["rounds"] == 2
     assert not any({"check", "failures"} & set(r["flags"].split(",")) for r in rows), rows
     assert rows[2]["speedup"] > 0.5       # the same work, in another order
 
@@ -239,7 +245,8 @@ def test_workload_module(tmp_path, how):
     sites = [] if how == "file" else [tmp_path]
     proc = concbench(["run", "--workload-module", spec, "--workload", "json-decode,doubles",
                       "--model", "sequential,threads-2,processes-2-chunk-10-spawn,asyncio",
-                      "-p", "1", "-n", "1", "-w", "0", "-o", "m.json"], tmp_path, sites)
+                      "--no-control", "-p", "1", "-n", "1", "-w", "0", "-o", "m.json"],
+                     tmp_path, sites)
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "m.json"))
     assert len(suite.get_benchmarks()) == 8
@@ -270,7 +277,8 @@ def test_readme_example_runs_as_printed(tmp_path):
     listed = concbench(["list", "--workload-module", "my_workload.py", "--workload",
                         "json-decode"], tmp_path)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split()[:2] == ["json-decode/sequential", "json-decode/threads-2"]
+    assert listed.stdout.split()[:3] == ["json-decode/sequential", "json-decode/control",
+                                         "json-decode/threads-2"]
     proc = concbench(["run", "--workload-module", "my_workload.py", "--workload",
                       "json-decode", "--model", "sequential,processes-2-chunk-10",
                       "--items", "100", "-p", "1", "-n", "1", "-w", "0", "-o", "mine.json"],

@@ -111,7 +111,7 @@ def test_killed_worker_is_reported(tmp_path):
     proc = start_bench(["--preset", "quick", "--workload", "sleep", "--model",
                         "sequential,asyncio", "--items", "300", "--latency-ms",
                         "10", "-p", "3", "-n", "1", "-w", "0", "--pyperf-order",
-                        "-o", "out.json"], tmp_path)
+                        "--no-control", "-o", "out.json"], tmp_path)
     me = psutil.Process(proc.pid)
 
     def second_worker():
@@ -137,10 +137,11 @@ def test_killed_worker_is_reported(tmp_path):
 
 def test_appending_to_a_file_keeps_what_it_held(tmp_path):
     first = run_bench(["--workload", "sleep", "--model", "sequential", "--items",
-                       "3", "-o", "out.json"] + TINY_RUNNER, tmp_path)
+                       "3", "--no-control", "-o", "out.json"] + TINY_RUNNER, tmp_path)
     assert first.returncode == 0, first.stderr
     more = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
-                      "--items", "3", "--append", "out.json"] + TINY_RUNNER, tmp_path)
+                      "--items", "3", "--no-control", "--append", "out.json"]
+                     + TINY_RUNNER, tmp_path)
     assert more.returncode == 0, more.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "out.json"))
     assert suite.get_benchmark_names() == ["sleep/sequential", "sleep/asyncio"]

@@ -233,10 +233,11 @@ def test_ideal_uses_the_drawn_latencies(tmp_path):
         assert row["efficiency"] <= 1.0, row
 
 
-def test_winners_rank_by_paired_speedup_and_disjoint_intervals_differ():
-    """A row with 2 rounds against one with 31: its mean over other moments
-    must not make it the winner, nor a tie with a row whose speedup interval
-    against the same reference is disjoint from its own."""
+def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
+    """A row with 3 rounds against one with 31: its mean over other moments
+    must not make it the winner; and whether they differ is decided on the
+    rounds they share, not by whether their intervals against the
+    reference overlap: 3 shared rounds tell them apart no more than any 3."""
     from types import SimpleNamespace
 
     from concbench.report.verdicts import winners
@@ -254,7 +255,13 @@ def test_winners_rank_by_paired_speedup_and_disjoint_intervals_differ():
     reference.ratio, reference.speedup = None, 1.0
     reference.mean = sum(reference.by_round.values()) / len(reference.by_round)
     assert few.mean < many.mean     # the trap: fewer rounds, on a fast day
-    assert few.ratio.high < 1 < many.ratio.low
+    best, tied = winners([reference, few, many])
+    assert best is many
+    # The reference shares 31 rounds with the winner: told apart.
+    assert [row for row, _ in tied] == [few] and tied[0][1].rounds == 3
+    # Three more shared rounds like the first three tell them apart.
+    few.by_round.update({3: 0.460, 4: 0.462, 5: 0.461})
+    many.by_round.update({3: 0.33, 4: 0.335, 5: 0.34})
     best, tied = winners([reference, few, many])
     assert best is many and tied == []
 

@@ -14,7 +14,7 @@ from conftest import run_bench
 
 SELECTION = ["--preset", "quick", "--workload", "sleep", "--model",
              "sequential,threads-4,asyncio", "--items", "8", "--latency-ms", "2",
-             "--jitter-ms", "0", "-n", "1", "-w", "0", "--quiet"]
+             "--jitter-ms", "0", "-n", "1", "-w", "0", "--quiet", "--no-control"]
 
 
 def rounds_of(path):
@@ -155,7 +155,23 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
     clear = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.2})
     assert fastest_line(clear).startswith("fastest: asyncio (")
     tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101})
-    assert fastest_line(tie).startswith("fastest: asyncio, uvloop: within noise (")
+    assert fastest_line(tie) == (
+        "fastest: undecided; asyncio leads (115 ms, 3.00x sequential); not told "
+        "apart from it in 5 shared rounds: uvloop")
+    # Too few shared rounds for an interval at 95% over 2 comparisons.
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
+                                 rounds=4)) == (
+        "fastest: undecided; asyncio leads (115 ms, 2.95x sequential); no interval "
+        "yet against sequential, uvloop (4 shared rounds; 5 needed at 95% over 2 "
+        "comparisons)")
+    # Enough rounds put two even ones within 5% of each other: a decided tie;
+    # and tell a 1% difference apart.
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
+                                 rounds=8, noise=0.002)).startswith("fastest: asyncio (")
+    same = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1}, rounds=8,
+                    noise=0.002)
+    assert fastest_line(same).startswith(
+        "fastest: asyncio, uvloop: the same within 5% (")
 
 
 def test_report_rows_carry_the_interval(tmp_path):

@@ -14,7 +14,7 @@ from conftest import ROOT, TINY_RUNNER, run, run_bench, skip_or_fail
 
 REPORT = str(ROOT / "report.py")
 TINY_SELECTION = ["--workload", "sleep,encode", "--model",
-                  "sequential,threads-2,asyncio", "--items", "12"]
+                  "sequential,threads-2,asyncio", "--items", "12", "--no-control"]
 
 
 def pyenv_bins():
@@ -114,7 +114,7 @@ def test_two_versions_compare(tmp_path):
         eager = subprocess.run(
             [python, str(ROOT / "bench.py"), "--preset", "quick", "--workload",
              "sleep", "--model", "sequential,asyncio-eager,uvloop-eager", "--items",
-             "12"] + TINY_RUNNER + ["-o", str(out)],
+             "12", "--no-control"] + TINY_RUNNER + ["-o", str(out)],
             cwd=tmp_path, capture_output=True, text=True, timeout=300)
         if tuple(map(int, version.split("."))) >= (3, 12):
             assert eager.returncode == 0, eager.stderr
@@ -165,7 +165,8 @@ def test_free_threaded_build_runs_without_the_gil(tmp_path):
                      "none found (on PATH or under pyenv)")
     env, _ = found
     proc = tox(["-e", env, "--", "--workload", "sleep,encode,http", "--model",
-                "sequential,threads-2,asyncio", "--items", "12"] + TINY_RUNNER,
+                "sequential,threads-2,asyncio", "--items", "12", "--no-control"]
+               + TINY_RUNNER,
                tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / ("%s.json" % env)))
@@ -184,8 +185,8 @@ def test_free_threaded_build_runs_without_the_gil(tmp_path):
     python = str(ROOT / ".tox" / env / "bin" / "python")
     forced = subprocess.run([python, str(ROOT / "bench.py"), "--gil", "on",
                              "--preset", "quick", "--workload", "encode", "--model",
-                             "sequential,threads-2", "--items", "50"] + TINY_RUNNER
-                            + ["-o", str(tmp_path / "on.json")],
+                             "sequential,threads-2", "--items", "50", "--no-control"]
+                            + TINY_RUNNER + ["-o", str(tmp_path / "on.json")],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert forced.returncode == 0, forced.stderr
     on = pyperf.BenchmarkSuite.load(str(tmp_path / "on.json"))
@@ -233,7 +234,7 @@ def test_a_module_that_re_enables_the_gil_is_caught(tmp_path):
     env_vars = dict(os.environ, PYTHONPATH=str(build))
     proc = subprocess.run([str(python), str(ROOT / "bench.py"), "--preset", "quick",
                            "--workload", "encode", "--model", "sequential,threads-2",
-                           "--items", "50"] + TINY_RUNNER + ["-o", "re.json"],
+                           "--items", "50", "--no-control"] + TINY_RUNNER + ["-o", "re.json"],
                           cwd=tmp_path, env=env_vars, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -252,7 +253,8 @@ def test_a_module_that_re_enables_the_gil_is_caught(tmp_path):
 
 
 def test_keep_earlier_moves_the_old_file_aside(tmp_path):
-    args = ["--workload", "sleep", "--model", "sequential", "--items", "3"] + TINY_RUNNER
+    args = ["--workload", "sleep", "--model", "sequential", "--items", "3",
+            "--no-control"] + TINY_RUNNER
     first = run_bench(args + ["-o", "out.json"], tmp_path)
     assert first.returncode == 0, first.stderr
     original = (tmp_path / "out.json").read_bytes()

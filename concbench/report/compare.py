@@ -104,7 +104,8 @@ def best_per_file(paths, groups):
             ours = [r for r in rows if r.ours] or rows
             fastest, tied = winners(ours)
             best.setdefault(workload, {})[path] = [
-                r.model for r in sorted([fastest] + tied, key=lambda r: r.position)]
+                r.model for r in sorted([fastest] + [row for row, _ in tied],
+                                        key=lambda r: r.position)]
     return best
 
 

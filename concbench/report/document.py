@@ -12,25 +12,26 @@ from concbench import schema as K
 
 from .columns import COLUMNS, row_record, sort_rows
 from .compare import best_per_file, records
-from .environment import header_lines, workload_params
+from .environment import control_state, header_lines, untrusted, workload_params
 from .load import ReportError
 from .rows import MODEL_FACTS, build_rows
 from .verdicts import agreement, takeaways
 
 
 class Analysis:
-    """One file and its rows by workload, built once."""
+    """One file, its rows by workload and its A/A controls, built once."""
 
     def __init__(self, path, suite):
         self.path, self.suite = path, suite
-        self.groups = build_rows(suite)
+        self.controls = {}
+        self.groups = build_rows(suite, self.controls)
 
     def selected(self, workloads=None):
         return {name: rows for name, rows in self.groups.items()
                 if not workloads or name in workloads}
 
     def header_entry(self):
-        return (self.path, self.suite, self.groups)
+        return (self.path, self.suite, self.groups, self.controls)
 
 
 def single(analysis, workloads=None, sort="name"):
@@ -39,22 +40,41 @@ def single(analysis, workloads=None, sort="name"):
     if not groups:
         raise ReportError("%s: no benchmark of workload %s"
                           % (analysis.path, ",".join(workloads)))
+    controls = analysis.controls
+    usable = [name for name in groups
+              if control_state(controls.get(name)) not in ("missing", "unusable")]
     return {"file": analysis.path,
             "header": header_lines([analysis.header_entry()]),
             "notes": notes(groups),
-            "workloads": {name: workload_entry(rows, sort)
+            # False when a control came out faster or slower; None without one.
+            "trusted": (not untrusted({n: controls[n] for n in usable})
+                        if usable else None),
+            "workloads": {name: workload_entry(rows, sort, controls.get(name))
                           for name, rows in groups.items()}}
 
 
-def workload_entry(rows, sort):
+def workload_entry(rows, sort, control=None):
     reference = next((r for r in rows if r.ours and r.is_reference()), None)
     return {"params": workload_params(rows),
             "reference": reference.model if reference else None,
+            "control": control_record(control),
             "rows": [dict(row_record(r), **{K.MODEL: r.model},
                           series=r.series() if r.ours else None,
                           workers=r.workers() if r.ours and r.series() else None)
                      for r in sort_rows(rows, sort)],
             "takeaways": takeaways(rows)}
+
+
+def control_record(row):
+    """The A/A control's speedup and verdict; None when the workload has no
+    usable control."""
+    if control_state(row) in ("missing", "unusable"):
+        return None
+    ratio = row.ratio
+    return {"benchmark": row.name, K.CONTROL_OF: row.meta[K.CONTROL_OF],
+            "speedup": ratio.point, "speedup_ci_low": ratio.low,
+            "speedup_ci_high": ratio.high, "verdict": row.verdict,
+            "rounds": ratio.rounds}
 
 
 def notes(groups):

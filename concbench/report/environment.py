@@ -6,6 +6,8 @@ import statistics
 from concbench import schema as K
 from concbench.stats import imprecise, quantile
 
+from .columns import fmt_ratio
+
 
 def noise_floor(suite):
     """(variation across rounds, spread between runs) of the machine probe
@@ -75,9 +77,10 @@ def gil_state(suite):
 
 
 def header_lines(files):
-    """``files``: (path, suite, rows by workload) of each file."""
+    """``files``: (path, suite, rows by workload, control rows by workload)
+    of each file."""
     lines = []
-    for path, suite, groups in files:
+    for path, suite, groups, controls in files:
         meta = suite.get_metadata()
         first = suite.get_benchmarks()[0].get_runs()[0].get_metadata()
         meta = dict(first, **meta)
@@ -110,6 +113,7 @@ def header_lines(files):
                          "intervals carry what remains" % (noise[0] * 100,
                                                            noise[1] * 100))
         lines.extend("  " + line for line in decided_lines(groups, meta))
+        lines.extend("  " + line for line in control_lines(groups, controls))
         state = gil_state(suite)
         if state:
             lines.append("  GIL: " + state)
@@ -122,7 +126,8 @@ def header_lines(files):
 
 
 def decided_lines(groups, meta):
-    """How many rows the run decided (and made precise, under --precision)."""
+    """How many rows the run decided (and made precise, under --precision),
+    and what error the verdicts keep."""
     rows = [r for group in groups.values() for r in group if r.verdict is not None]
     if not rows:
         return []
@@ -130,16 +135,69 @@ def decided_lines(groups, meta):
               for name in ("faster", "slower", "same", "undecided")}
     rounds = [len(r.round_ratios()) for r in rows]
     lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
-             "within 5%%, by their 95%% interval), %s rounds each" % (
+             "within 5%%), %s rounds each" % (
                  len(rows) - counts["undecided"], len(rows), counts["faster"],
                  counts["slower"], counts["same"],
                  "%d" % rounds[0] if min(rounds) == max(rounds)
-                 else "%d-%d" % (min(rounds), max(rounds)))]
+                 else "%d-%d" % (min(rounds), max(rounds))),
+             "verdicts: by 95%% confidence sequences, valid whenever the run "
+             "stopped; each verdict is wrong with at most 5%% chance on its own, "
+             "not across the %d (of rows that truly do not differ, up to 5%% may "
+             "read faster or slower); the winners a takeaway names hold with "
+             "95%% together" % len(rows)]
     target = meta.get(K.PRECISION_TARGET_PCT)
     if target:
         within = sum(1 for r in rows if not imprecise(r.ratio, target))
         lines.append("precision: %d of %d speedups within +-%g%% (the target)"
                      % (within, len(rows), target))
+    return lines
+
+
+def control_state(row):
+    """What a workload's A/A control says: "missing", "unusable" (no
+    speedup: no reference, or no round shared with it), else its verdict."""
+    if row is None:
+        return "missing"
+    if row.ratio is None:
+        return "unusable"
+    return row.verdict
+
+
+def untrusted(controls):
+    """The workloads whose control came out faster or slower."""
+    return [name for name, row in controls.items()
+            if control_state(row) in ("faster", "slower")]
+
+
+def control_lines(groups, controls):
+    """The A/A controls: one line when every workload has a usable one that
+    is neither faster nor slower; a line that marks the run untrusted, and
+    one that says which workloads have no control, otherwise."""
+    states = {name: control_state(controls.get(name)) for name in groups}
+    if not states:
+        return []
+    lines = []
+    for name in untrusted(controls):
+        row = controls[name]
+        lines.append("UNTRUSTED: %s's A/A control (%s against itself) came out "
+                     "%s, %s after %d rounds: on this machine at this time, "
+                     "differences of this size are not to be believed" % (
+                         name, row.meta[K.CONTROL_OF], row.verdict,
+                         fmt_ratio(row.ratio.point, row.ratio.low, row.ratio.high),
+                         row.ratio.rounds))
+    absent = [name for name, state in states.items() if state in ("missing", "unusable")]
+    if absent:
+        lines.append("control: none usable for %s (an older bench.py, --no-control, "
+                     "plain pyperf, or a control that shares no round with its "
+                     "reference): nothing there checks that the verdicts keep their "
+                     "95%%" % ", ".join(absent))
+    checked = [name for name, state in states.items()
+               if state in ("same", "undecided")]
+    if checked:
+        lines.append("control: the reference against itself (A/A) is neither "
+                     "faster nor slower in %s (%s)" % (
+                         ", ".join(checked), ", ".join(
+                             "%s %s" % (name, states[name]) for name in checked)))
     return lines
 
 

@@ -12,7 +12,7 @@ from . import plots
 from .columns import SHOWN
 from .document import is_comparison, label
 from .render_text import (agreement_line, best_line, comparison_entries,
-                          comparison_headers)
+                          comparison_headers, workload_control)
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1700px;padding:0 1.5em 3em;color:#222}
@@ -23,7 +23,7 @@ td:first-child,th:first-child{text-align:left}th{background:#f3f3f3;position:sti
 table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa}
 .scroll{overflow-x:auto}dl.env{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em}
 dl.env dt{font-weight:600}dl.env dd{margin:0}.note{color:#8a5300}.takeaways li{margin:.2em 0}
-figure{margin:1em 0}figure svg{max-width:100%;height:auto}.downloads a{margin-right:1em}
+.untrusted{color:#b00020;font-weight:600}figure{margin:1em 0}figure svg{max-width:100%;height:auto}.downloads a{margin-right:1em}
 """
 
 SCRIPT = """
@@ -78,7 +78,9 @@ def environment(document):
                        % (esc(path), esc(line[len(path) + 2:])))
         else:
             name, _, value = line.strip().partition(": ")
-            out.append("<dt>%s</dt><dd>%s</dd>" % (esc(name), esc(value)))
+            marked = ' class="untrusted"' if name == "UNTRUSTED" else ""
+            out.append("<dt%s>%s</dt><dd%s>%s</dd>" % (marked, esc(name), marked,
+                                                       esc(value)))
     return "".join(out) + "</dl>"
 
 
@@ -99,7 +101,7 @@ def single_body(document, plt):
         rows = [[cell(c.text(row), c.key, row[c.key]) for c in SHOWN]
                 for row in entry["rows"]]
         parts.append(table([c.title for c in SHOWN], rows))
-        parts.append(bullets(entry["takeaways"]))
+        parts.append(bullets(workload_control(entry) + entry["takeaways"]))
         if plt is not None:
             for suffix, chart in plots.workload_charts(plt, name, entry):
                 parts.append(figure(plots.svg(plt, chart), {

@@ -2,7 +2,7 @@
 
 from concbench import schema as K
 
-from .columns import SHOWN, fmt_mib, table
+from .columns import SHOWN, fmt_mib, fmt_ratio, table
 from .compare import describe_change
 from .document import is_comparison, label
 from concbench.units import format_time as fmt_time
@@ -20,10 +20,27 @@ def render(document, markdown=False):
         lines.append("")
         lines.append(table([c.title for c in SHOWN],
                            [[c.text(d) for c in SHOWN] for d in entry["rows"]], markdown))
-        if entry["takeaways"]:
+        said = workload_control(entry) + entry["takeaways"]
+        if said:
             lines.append("")
-            lines.extend(bullet + t for t in entry["takeaways"])
+            lines.extend(bullet + t for t in said)
     return "\n".join(lines)
+
+
+def workload_control(entry):
+    """The workload's A/A control, in one line (none for plain pyperf
+    benchmarks, which have no reference either)."""
+    control = entry["control"]
+    if control is None and entry["reference"] is None:
+        return []
+    if control is None:
+        return ["control: none (no A/A control of this workload in the file)"]
+    return ["control: %s against itself %s, %s after %d rounds%s" % (
+        control[K.CONTROL_OF], fmt_ratio(control["speedup"], control["speedup_ci_low"],
+                                         control["speedup_ci_high"]),
+        control["verdict"], control["rounds"],
+        "" if control["verdict"] in ("same", "undecided")
+        else ": UNTRUSTED, the intervals do not hold here")]
 
 
 def render_markdown(document):

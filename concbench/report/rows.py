@@ -106,6 +106,10 @@ class Row:
     def is_reference(self):
         return self.model == self.meta.get(K.REFERENCE_MODEL)
 
+    def is_control(self):
+        """The A/A control: the reference run again under its own name."""
+        return K.CONTROL_OF in self.meta
+
     def concurrency(self):
         """How many items can wait at once (C in the ideal time)."""
         concurrency = self.meta[K.CONCURRENCY]
@@ -232,18 +236,23 @@ class Row:
             self.flags.append("gil")
 
 
-def build_rows(suite):
-    """Every benchmark's row, grouped by workload, each group in the file's
-    order."""
+def build_rows(suite, controls=None):
+    """Every model's row, grouped by workload, each group in the file's
+    order. The A/A controls' rows, computed alike, go to ``controls`` (a
+    dict, by workload) when one is given, and are left out otherwise."""
     usual = usual_gil(suite)
     rows = [Row(bench) for bench in suite.get_benchmarks()]
     groups = {}
     for position, row in enumerate(rows):
         row.position = position
         groups.setdefault(row.workload, []).append(row)
+    found = {}
     cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
     precision = suite.get_metadata().get(K.PRECISION_TARGET_PCT)
-    for group in groups.values():
+    for name, group in groups.items():
+        for row in [r for r in group if r.is_control()]:
+            group.remove(row)
+            found[name] = row
         reference = next((r for r in group if r.is_reference()), None)
         # c in the ideal time: the least CPU per item seen for each side.
         # Concurrent runs amortize per-request costs, so the sequential
@@ -253,7 +262,9 @@ def build_rows(suite):
             if row.cpu_per_item and (row.side() not in least or row.cpu_per_item
                                      < least[row.side()].cpu_per_item):
                 least[row.side()] = row
-        for row in group:
+        for row in group + ([found[name]] if name in found else []):
             row.compute_ideal(reference, cpu_count, least.get(row.side()))
             row.compute_flags(precision, usual)
-    return groups
+    if controls is not None:
+        controls.update(found)
+    return {name: group for name, group in groups.items() if group}

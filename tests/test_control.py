@@ -1,0 +1,120 @@
+"""The A/A control: the reference run again under its own name, read like any
+row; a control that comes out faster or slower marks the run untrusted, and
+a file without one says so in one line."""
+
+import json
+import math
+import random
+
+import pyperf
+import pytest
+
+from conftest import ROOT, run
+
+REPORT = str(ROOT / "report.py")
+FACTS = {"workload": "w", "workload_kind": "cpu", "reference_model": "sequential",
+         "items_per_batch": 10, "concurrency": 1, "parallelism": 1,
+         "interpreters": 1, "item_side": "sync", "unit": "second"}
+
+
+def write_suite(path, times, rounds=8, noise=0.01, seed=1, control_rounds=None):
+    """A bench.py-like file: ``times`` {model: seconds}; "control" gets the
+    control's metadata; its rounds may be other than the others'."""
+    rnd = random.Random(seed)
+    drift = [1 + 0.3 * rnd.random() for _ in range(rounds)]
+    benchmarks = []
+    for model, seconds in times.items():
+        numbers = (control_rounds if model == "control" and control_rounds is not None
+                   else range(rounds))
+        runs = []
+        for number in numbers:
+            value = seconds * drift[number % rounds] * math.exp(rnd.gauss(0, noise))
+            meta = dict(FACTS, name="w/" + model, model=model, round=number)
+            if model == "control":
+                meta["control_of"] = "sequential"
+            runs.append(pyperf.Run([value], metadata=meta, collect_metadata=False))
+        benchmarks.append(pyperf.Benchmark(runs))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+    return path
+
+
+def report(tmp_path, path, *args):
+    proc = run([REPORT, str(path)] + list(args), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_a_control_that_holds_is_shown_and_kept_out_of_the_models(tmp_path):
+    path = write_suite(tmp_path / "ok.json", {"sequential": 0.3, "control": 0.3,
+                                              "asyncio": 0.1})
+    document = json.loads(report(tmp_path, path, "--format", "json"))
+    assert document["trusted"] is True
+    entry = document["workloads"]["w"]
+    assert [row["model"] for row in entry["rows"]] == ["sequential", "asyncio"]
+    control = entry["control"]
+    assert control["benchmark"] == "w/control" and control["control_of"] == "sequential"
+    assert control["verdict"] == "same" and control["rounds"] == 8
+    assert control["speedup_ci_low"] < 1 < control["speedup_ci_high"]
+    assert set(control) == {"benchmark", "control_of", "speedup", "speedup_ci_low",
+                            "speedup_ci_high", "verdict", "rounds"}
+    # Not a candidate of the takeaways, nor counted among the verdicts.
+    assert not any("control" in line for line in entry["takeaways"])
+    header = "\n".join(document["header"])
+    assert "decided: 1 of 1 speedups" in header
+    assert ("control: the reference against itself (A/A) is neither faster nor "
+            "slower in w (w same)") in header
+    text = report(tmp_path, path)
+    assert "w/control" not in text.split("control:")[0]
+    assert "* control: sequential against itself 0.99x [0.98-1.01]" in text
+    assert "same after 8 rounds" in text
+
+
+def test_a_control_that_reads_faster_marks_the_run_untrusted(tmp_path):
+    path = write_suite(tmp_path / "bad.json", {"sequential": 0.3, "control": 0.25,
+                                               "asyncio": 0.1})
+    document = json.loads(report(tmp_path, path, "--format", "json"))
+    assert document["trusted"] is False
+    assert document["workloads"]["w"]["control"]["verdict"] == "faster"
+    untrusted = [line for line in document["header"] if "UNTRUSTED" in line]
+    assert len(untrusted) == 1
+    assert untrusted[0].startswith("  UNTRUSTED: w's A/A control (sequential against "
+                                   "itself) came out faster, 1.19x [1.17-1.21]")
+    assert "after 8 rounds" in untrusted[0]
+    text = report(tmp_path, path)
+    assert "UNTRUSTED, the intervals do not hold here" in text
+    page = tmp_path / "bad.html"
+    report(tmp_path, path, "--html", page)
+    html = page.read_text()
+    assert "UNTRUSTED" in html and "came out faster" in html
+
+
+@pytest.mark.parametrize("times, rounds, what", [
+    ({"sequential": 0.3, "asyncio": 0.1}, None, "none"),
+    # A control whose rounds are none of the reference's: nothing to pair.
+    ({"sequential": 0.3, "control": 0.3, "asyncio": 0.1}, [20, 21, 22], "unusable"),
+])
+def test_a_file_without_a_usable_control_says_so_in_one_line(tmp_path, times,
+                                                             rounds, what):
+    path = write_suite(tmp_path / "x.json", times, control_rounds=rounds)
+    document = json.loads(report(tmp_path, path, "--format", "json"))
+    assert document["trusted"] is None
+    assert document["workloads"]["w"]["control"] is None
+    said = [line for line in document["header"] if "control" in line]
+    assert said == ["  control: none usable for w (an older bench.py, --no-control, "
+                    "plain pyperf, or a control that shares no round with its "
+                    "reference): nothing there checks that the verdicts keep "
+                    "their 95%"], what
+    # Its verdicts are still computed, with the same intervals.
+    assert document["workloads"]["w"]["rows"][1]["verdict"] == "faster"
+
+
+def test_a_plain_pyperf_file_has_no_control_and_no_traceback(tmp_path):
+    runs = [pyperf.Run([0.1 + 0.001 * i], metadata={"name": "plain"},
+                       collect_metadata=False) for i in range(3)]
+    path = tmp_path / "plain.json"
+    pyperf.BenchmarkSuite([pyperf.Benchmark(runs)]).dump(str(path))
+    proc = run([REPORT, str(path)], tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.count("control: none usable for (other)") == 1
+    document = json.loads(report(tmp_path, path, "--format", "json"))
+    assert document["trusted"] is None
