@@ -23,6 +23,7 @@ from concbench.batches import time_batches
 from concbench.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                stop_descendants)
 from concbench.figures import HOOK_NAME
+from concbench.lifeline import follow
 from concbench.matrix import MatrixError, build_matrix, library_versions
 from concbench.options import (add_options, forward_options, preset_from_argv,
                                 workload_module_from_argv)
@@ -431,6 +432,9 @@ def main(prog="bench.py", program_args=None):
 def run_bench(program_args, opened):
     runner = make_runner(program_args)
     args = runner.argparser.parse_args()
+    if args.worker:
+        # A worker ends with the master that started it, however it ends.
+        follow(args.master_pid)
     args.fixed_rounds = processes_given(sys.argv[1:])
     hard_limit = raise_nofile_limit()
     force_gil(args)
@@ -461,6 +465,7 @@ def run_bench(program_args, opened):
     if not args.no_run_figures:
         enable_run_figures(runner.args)
     if not args.worker:
+        runner.args.master_pid = os.getpid()    # for the workers it starts
         adopt_orphans()
         exit_on_signals()
         on_exit(stop_descendants)

@@ -16,7 +16,7 @@ from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures", "pyperf_order",
              "order_seed", "rounds", "extra_rounds", "max_time", "precision",
-             "force_gil", "workload_module")
+             "force_gil", "workload_module", "master_pid")
 
 
 # Our options whose flag is not their name.
@@ -87,6 +87,7 @@ def add_options(parser):
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--extra-rounds", help=argparse.SUPPRESS)
+    group.add_argument("--master-pid", type=int, help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")

@@ -343,6 +343,11 @@ if __name__ == "__main__":
         # Ctrl-C reaches the whole process group: the worker decides, and
         # the sampler ends when the worker closes its pipe.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        from concbench.lifeline import follow
+        # It ends when the process that started it (the worker it samples)
+        # does, even one killed outright; were that one gone already, the
+        # pipe it reads is at its end.
+        follow(os.getppid())
         try:
             sampler_main(int(sys.argv[2]))
         except BrokenPipeError:     # the worker is gone; so is its reader

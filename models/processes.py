@@ -8,10 +8,12 @@ cost this model really has.
 """
 
 import multiprocessing
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from concbench import schema
+from concbench.lifeline import pool_initializer
 
 from .base import ModelError, PoolModel, positive
 
@@ -70,7 +72,10 @@ class Processes(PoolModel):
 
     def new_pool(self):
         context = multiprocessing.get_context(self.start_method)
-        return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context)
+        # Each pool process ends with this worker, however it ends
+        # (concbench.lifeline; a few microseconds per process when forked).
+        return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context,
+                                   initializer=pool_initializer, initargs=(os.getpid(),))
 
     def map(self, pool, sync_fn, items):
         return list(pool.map(sync_fn, items, chunksize=self.chunk))

@@ -7,10 +7,14 @@ own included, ends up as its descendant: nothing can escape the count. Each
 attempt runs in such a process of its own, so attempts can run side by side.
 
 SPEC is JSON: workdir, args (bench.py's), signal (a name, or null), target
-("group": a terminal's Ctrl-C or hangup; "main": kill PID), sigint ("ignore"
+("group": a terminal's Ctrl-C or hangup; "main": kill PID; "worker": its
+running pyperf worker, bench.py stopped meanwhile), sigint ("ignore"
 or "default": how bench.py starts), moments (seconds after the start, or
-"server": the moment the load server's process exists, still starting, or
-"write": the moment a write of the results file is in progress), every
+"server": the moment the load server's process exists, still starting;
+"sampler": the moment a worker's memory sampler exists; "pool" and
+"forkserver pool": the moment a model's pool process exists, forked by a
+worker or by a worker's forkserver; "write": the moment a write of the
+results file is in progress), every
 (null, or [low, high]: after the moments, the signal again every so many
 seconds, drawn at random, until bench.py ends), bound (seconds bench.py may
 take to end).
@@ -58,6 +62,31 @@ def is_server(cmdline):
     return "-m concbench.servers" in cmdline
 
 
+def is_worker(cmdline):
+    return "--worker" in cmdline.split() and "--worker-task" in cmdline
+
+
+def pool_processes():
+    """(process, its parent's command line) of a model's pool: children of
+    a pyperf worker (a fork or spawn pool's), or of its forkserver, that are
+    not its memory sampler."""
+    found = []
+    for proc, cmdline in alive_descendants():
+        try:
+            parent = proc.parent()
+            above = " ".join(parent.cmdline()) if parent else ""
+        except psutil.Error:
+            continue
+        if "concbench.sampler" in cmdline or (FORKSERVER in cmdline and is_worker(above)):
+            continue    # a worker's sampler, or its forkserver
+        if is_worker(above) or FORKSERVER in above:
+            found.append((proc, above))
+    return found
+
+
+FORKSERVER = "forkserver import main"
+
+
 def writing(workdir):
     return any(name.startswith(".out.json.") for name in os.listdir(workdir))
 
@@ -67,6 +96,15 @@ def wait_for(moment, start, proc, workdir):
     while proc.poll() is None:
         if moment == "server":
             if any(is_server(cmdline) for _, cmdline in alive_descendants()):
+                return True
+        elif moment == "sampler":
+            if any("concbench.sampler" in c for _, c in alive_descendants()):
+                return True
+        elif moment == "pool":
+            if pool_processes():
+                return True
+        elif moment == "forkserver pool":
+            if any(FORKSERVER in above for _, above in pool_processes()):
                 return True
         elif moment == "write":
             if writing(workdir):
@@ -80,8 +118,67 @@ def wait_for(moment, start, proc, workdir):
 def send(proc, signum, target):
     if target == "main":
         os.kill(proc.pid, signum)
+    elif target == "worker":
+        return kill_a_worker(proc, signum)
     else:
         os.killpg(proc.pid, signum)
+    return None
+
+
+def kill_a_worker(proc, signum):
+    """Stop bench.py (SIGSTOP: it can clean nothing up meanwhile), send the
+    signal to its running pyperf worker that has a pool, and time how long
+    the worker's own processes (its pool, its sampler) outlive it; then let
+    bench.py go on. A worker that ends while it is being found is passed
+    over for the next pool's."""
+    for _ in range(20):
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            found = stopped_worker()
+        except psutil.Error:
+            found = None
+        if found is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            time.sleep(0.05)
+            if not wait_for("pool", time.monotonic(), proc, None):
+                break
+            continue
+        try:
+            worker, children = found
+            names = [" ".join(c.cmdline()) for c in children]
+            worker.send_signal(signum)
+            killed = time.monotonic()
+            running = children
+            while time.monotonic() - killed < 5.0:
+                reap()
+                running = [c for c in children if alive(c)]
+                if not running:
+                    break
+                time.sleep(0.02)
+            return {"worker": worker.pid, "children": names,
+                    "children_gone": None if running else round(time.monotonic() - killed, 3)}
+        except psutil.Error as exc:     # it ended meanwhile
+            return {"worker": None, "error": str(exc)}
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+    return {"worker": None}
+
+
+def stopped_worker():
+    """(a running pyperf worker with pool processes, its descendants)."""
+    for worker in [p for p, c in alive_descendants() if is_worker(c)]:
+        if alive(worker):
+            children = worker.children(recursive=True)
+            if len(children) >= 3:
+                return worker, children
+    return None
+
+
+def alive(process):
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def main(spec):
@@ -97,11 +194,11 @@ def main(spec):
         proc = subprocess.Popen([sys.executable, BENCH] + spec["args"], cwd=workdir,
                                 stdout=subprocess.DEVNULL, stderr=stderr,
                                 start_new_session=True, preexec_fn=disposition)
-    sent = []
+    sent, killed = [], None
     for moment in spec.get("moments", []):
         if not wait_for(moment, start, proc, workdir):
             break
-        send(proc, signum, spec["target"])
+        killed = send(proc, signum, spec["target"])
         sent.append(round(time.monotonic() - start, 3))
     if spec.get("every"):
         while proc.poll() is None:
@@ -120,14 +217,22 @@ def main(spec):
     ended = time.monotonic()
     # Then whatever it started must be gone within 5 s; the server's exit
     # is timed from the signal (for SIGKILL: its watch of its parent).
-    server_gone = None
+    # What is still running 2 s after the signal, and when the last process
+    # the run started was gone (None: some were still there after 5 s).
+    server_gone = left_at_2 = gone = None
     deadline = ended + 5.0
     while True:
         reap()
         left = alive_descendants()
+        since = time.monotonic() - signalled
         if server_gone is None and not any(is_server(c) for _, c in left):
-            server_gone = round(time.monotonic() - signalled, 3)
-        if not left or time.monotonic() >= deadline:
+            server_gone = round(since, 3)
+        if left_at_2 is None and since >= 2.0:
+            left_at_2 = [c for _, c in left]
+        if not left:
+            gone = round(since, 3)
+            break
+        if time.monotonic() >= deadline:
             break
         time.sleep(0.02)
     for leftover, _ in left:
@@ -149,6 +254,7 @@ def main(spec):
             invalid = "%s: %s" % (type(exc).__name__, exc)
     return {"status": proc.returncode, "sent": sent, "hung": hung,
             "took": round(ended - start, 3), "server_gone": server_gone,
+            "left_at_2": left_at_2 or [], "gone": gone, "worker_killed": killed,
             "left": [c for _, c in left], "names": names, "invalid": invalid,
             "temporary": [n for n in os.listdir(workdir) if n.startswith(".out.json.")],
             "stderr_tail": err.strip().splitlines()[-3:],

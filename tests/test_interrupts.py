@@ -39,13 +39,13 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 
 def attempt(workdir, signame, moments, target="group", sigint="default",
-            append=None, every=None):
+            append=None, every=None, run=RUN):
     """One run, signalled at ``moments``; what interrupt_run.py saw."""
     workdir.mkdir()
-    args = RUN + ["-o", "out.json"]
+    args = run + ["-o", "out.json"]
     if append:
         shutil.copy(append, workdir / "out.json")
-        args = RUN + ["--append", "out.json"]
+        args = run + ["--append", "out.json"]
     spec = {"workdir": str(workdir), "args": args, "signal": signame,
             "target": target, "sigint": sigint, "moments": moments,
             "every": every, "bound": BOUND}
@@ -179,6 +179,56 @@ def test_the_server_outlives_a_killed_bench_by_less_than_a_second(tmp_path, mome
     assert seen["server_gone"] is not None and seen["server_gone"] < 3.0, seen
     print("kill -9 at %s: the server gone %.2f s later" % (moment, seen["server_gone"]))
     assert seen["invalid"] is None, seen
+
+
+# -- kill -9: whatever the run started follows it (concbench.lifeline) --------
+
+# The load server, pyperf workers with their memory samplers, process pools
+# forked by a worker and by a worker's forkserver, and (encode, paired in the
+# worker) the processes that run the reference's batches beside a model's.
+KILL_MODELS = "sequential,processes-2-chunk-1,processes-2-chunk-1-forkserver,asyncio"
+KILL_RUN = ["--preset", "quick", "--workload", "http,encode", "--model", KILL_MODELS,
+            "--items", "60", "-p", "2", "-n", "2", "-w", "1", "--no-control"]
+
+
+def test_kill_9_at_ten_moments_leaves_nothing_after_two_seconds(tmp_path, reference):
+    """SIGKILL to bench.py while the server starts, while a sampler lives,
+    during a pool batch (forked, and from a forkserver), while the results
+    file is written, and at random: 2 s after the kill, and 5 s after it,
+    no process the run started is running."""
+    took, earlier = reference
+    rnd = random.Random("kill-%d" % SEED)
+    moments = (["server", "sampler", "pool", "pool", "forkserver pool",
+                "forkserver pool", "write"]
+               + [round(rnd.uniform(0.2, took), 2) for _ in range(3)])
+    jobs = [lambda index=index, moment=moment: attempt(
+                tmp_path / str(index), "SIGKILL", [moment], "main",
+                append=earlier if moment == "write" else None, run=KILL_RUN)
+            for index, moment in enumerate(moments)]
+    outcomes = run_side_by_side(jobs)
+    for seen in outcomes:
+        where = "kill -9 at %s s (moment %s): %s" % (seen["sent"], seen["moments"], seen)
+        assert seen["sent"] and seen["status"] == -signal.SIGKILL, where
+        assert seen["left_at_2"] == [], "running 2 s after the kill: " + where
+        assert not seen["left"], "running 5 s after the kill: " + where
+        assert seen["invalid"] is None and not seen["hung"], where
+    print("kill -9 (moment, seconds into the run, last process gone after):",
+          [(seen["moments"][0], seen["sent"][0], seen["gone"]) for seen in outcomes])
+
+
+def test_a_killed_worker_takes_its_pool_and_sampler_with_it(tmp_path):
+    """kill -9 of a pyperf worker in a pool batch, bench.py stopped meanwhile
+    so that it cannot clean anything up: the worker's pool processes and its
+    sampler end on their own; then bench.py reports the failed benchmark."""
+    seen = attempt(tmp_path / "run", "SIGKILL", ["pool"], "worker", run=KILL_RUN)
+    killed = seen["worker_killed"]
+    assert killed and killed["worker"], seen
+    assert any("concbench.sampler" in c for c in killed["children"]), killed
+    assert len(killed["children"]) >= 3, killed      # sampler, 2 pool processes
+    assert killed["children_gone"] is not None and killed["children_gone"] < 2.0, killed
+    assert seen["status"] == 1 and not seen["left"], seen
+    print("a killed worker's %d processes were gone %.3f s later"
+          % (len(killed["children"]), killed["children_gone"]))
 
 
 # -- LocalServer.start itself -----------------------------------------------
