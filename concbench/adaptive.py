@@ -21,7 +21,7 @@ import statistics
 
 from concbench import anytime
 from concbench.progress import format_duration
-from concbench.stats import SAME_BAND, imprecise, paired_ratio, verdict
+from concbench.stats import SAME_BAND, imprecise, verdict
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
 
@@ -97,13 +97,16 @@ def rounds_needed(logs, precision=None, alpha=anytime.ALPHA, bar=None):
 
 class OpenRow:
     """An open question: a row against its reference, or a comparison a
-    takeaway rests on (``takeaway``): the two benchmarks to run, the rounds
-    they share so far and the rounds they are likely to need in all."""
+    takeaway rests on (``takeaway``) of the row with ``reference``; the
+    rounds they share so far, the rounds they are likely to need in all,
+    and the benchmarks a round of it runs (``members``: the row alone when
+    its worker pairs it with the reference itself)."""
 
-    def __init__(self, name, reference, rounds, needed, takeaway=False):
+    def __init__(self, name, reference, rounds, needed, takeaway=False, members=None):
         self.name, self.reference = name, reference
         self.rounds, self.needed = rounds, needed
         self.takeaway = takeaway
+        self.members = set(members or (name, reference))
 
     def label(self):
         return "%s vs %s" % (self.name, self.reference) if self.takeaway else self.name
@@ -118,7 +121,7 @@ def open_rows(suite, names, precision=None):
     alike), then, unless ``precision`` is the target, the paired comparisons
     that the takeaways rest on and that are still undecided."""
     from concbench.report.rows import build_rows
-    from concbench.report.verdicts import open_comparisons
+    from concbench.report.verdicts import open_comparisons, pair
 
     controls = {}
     groups = build_rows(suite, controls)
@@ -130,7 +133,8 @@ def open_rows(suite, names, precision=None):
                 continue
             logs = [math.log(x) for x in row.round_ratios()]
             found.append(OpenRow(row.name, row.reference.name, len(logs),
-                                 rounds_needed(logs, precision)))
+                                 rounds_needed(logs, precision),
+                                 members=runs_needed(row, row.reference)))
     if precision is not None:
         return found
     pairs = {}
@@ -141,34 +145,66 @@ def open_rows(suite, names, precision=None):
                 if known is None or comparisons > known[2]:
                     pairs[row.name, other.name] = (row, other, comparisons, bar)
     for row, other, comparisons, bar in pairs.values():
-        ratio = paired_ratio(row.by_round, other.by_round)
+        ratio = pair(row, other)
         logs = [math.log(x) for x in ratio.values] if ratio else []
         found.append(OpenRow(row.name, other.name, len(logs), rounds_needed(
-            logs, alpha=anytime.ALPHA / comparisons, bar=bar), takeaway=True))
+            logs, alpha=anytime.ALPHA / comparisons, bar=bar), takeaway=True,
+            members=runs_needed(row, other)))
     return found
+
+
+def runs_needed(row, other):
+    """The benchmarks a round must run to add a round to row's comparison
+    with other: both, but the reference, when the other's worker pairs
+    with it itself."""
+    needed = set()
+    for this, that in ((row, other), (other, row)):
+        if not (this is row.reference and that.pairing == "worker"):
+            needed.add(this.name)
+    return needed
 
 
 def choose(still, cost, remaining):
     """The open questions to run in the next round, within ``remaining``
-    seconds: those likely to be decided within the budget first, the
-    cheapest to decide first (rounds still needed times the seconds a round
-    of both its benchmarks costs), each with both its benchmarks; the others
-    only when no such question is left, since a budget the user gave is
-    there to be spent. ``cost``: the seconds a benchmark's worker last
-    took, by name."""
+    seconds: those likely to be decided within the budget, rows before the
+    takeaways' comparisons (which join for free while such a row runs),
+    the cheapest to decide first (rounds still needed times the seconds a
+    round of its benchmarks costs), each with the benchmarks it needs; the
+    others only when no such question is left, since a budget the user
+    gave is there to be spent. ``cost``: the seconds a benchmark's worker
+    last took, by name."""
     def to_decide(row):
-        return (row.needed - row.rounds) * (cost(row.name) + cost(row.reference))
+        return (row.needed - row.rounds) * sum(cost(name) for name in row.members)
 
-    ranked = sorted(still, key=lambda row: (to_decide(row), row.needed - row.rounds))
-    hopeful = [row for row in ranked if to_decide(row) <= remaining]
+    def ranked(questions):
+        return sorted(questions, key=lambda row: (to_decide(row), row.needed - row.rounds))
+
+    def hopeful(questions):
+        return [row for row in questions if to_decide(row) <= remaining]
+
     chosen, members, spent = [], set(), 0.0
-    for row in hopeful or ranked:
-        extra = sum(cost(name) for name in {row.name, row.reference} - members)
-        if spent + extra > remaining:
-            continue
+
+    def take(row, free_only=False):
+        nonlocal spent
+        extra = sum(cost(name) for name in row.members - members)
+        if spent + extra > remaining or (free_only and extra):
+            return
         chosen.append(row)
-        members.update((row.name, row.reference))
+        members.update(row.members)
         spent += extra
+    rows = ranked(row for row in still if not row.takeaway)
+    comparisons = ranked(row for row in still if row.takeaway)
+    # The rows' verdicts first; the takeaways' comparisons ride along when
+    # their benchmarks run anyway, and get benchmarks of their own when no
+    # row likely to be decided is in the round; the others last.
+    for row in hopeful(rows):
+        take(row)
+    rows_run = bool(chosen)
+    for row in hopeful(comparisons):
+        take(row, free_only=rows_run)
+    if not chosen:
+        for row in rows + comparisons:
+            take(row)
     return chosen, members, spent
 
 

@@ -12,6 +12,8 @@ import traceback
 from concbench import gil, schema
 from concbench.figures import BatchProbe, RunFigures
 from concbench.models.base import BatchClock
+from concbench.partner import PartnerFailed
+from concbench.schedule import reference_first
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
 from concbench.workloads.base import CheckError
 
@@ -21,20 +23,85 @@ class BatchFailed(Exception):
 
 
 def time_batches(loops, bench):
-    """pyperf's time function: ``loops`` batches of ``bench``, in seconds."""
+    """pyperf's time function: ``loops`` batches of ``bench``, in seconds.
+    A benchmark paired in its worker (``bench.partner``) runs one batch of
+    the reference beside each of its own (``concbench.schedule``); only its
+    own are pyperf's values; warm-ups are pairs too."""
     try:
         prepared = bench.prepare()
         elapsed = 0.0
         for _ in range(loops):
-            elapsed += run_batch(bench, prepared)
+            if bench.partner is None:
+                seconds, figures = run_batch(bench, prepared)
+            else:
+                seconds, figures = run_pair(bench, prepared)
+            if figures is not None:
+                RunFigures.current.add_batch(seconds, figures)
+            elapsed += seconds
         return elapsed
     except BatchFailed as exc:
         print("ERROR: %s" % exc, file=sys.stderr, flush=True)
         sys.exit(1)
 
 
+def run_pair(bench, prepared):
+    """The benchmark's batch and a batch of the reference next to it, in the
+    order the schedule gives this pair; the reference's time and the gap
+    between the two go to the run's figures beside the benchmark's own."""
+    recorder = RunFigures.current
+    if recorder is None:
+        raise BatchFailed("%s: pairing in the worker needs the per-run figures "
+                          "(the concbench pyperf hook)" % bench.name)
+    if reference_first(recorder.pairs, bench.round):
+        first = time.perf_counter()
+        reference, failures = run_partner(bench, prepared)
+        second = time.perf_counter()
+        seconds, figures = run_batch(bench, prepared)
+    else:
+        second = time.perf_counter()
+        seconds, figures = run_batch(bench, prepared)
+        first = time.perf_counter()
+        reference, failures = run_partner(bench, prepared)
+    recorder.pairs += 1
+    figures[schema.PAIRED_REFERENCE_S] = reference
+    figures[schema.PAIR_GAP_S] = abs(second - first)
+    figures[schema.PAIRED_REFERENCE_FAILURES] = failures
+    return seconds, figures
+
+
+def run_partner(bench, prepared):
+    """One checked batch of the reference model beside the benchmark's:
+    (seconds, failed items), from the worker's partner process
+    (``concbench.partner``), or in the worker where there is none. Its
+    memory and CPU are nobody's figures."""
+    if bench.partner_process is not None:
+        try:
+            seconds, failures, items = bench.partner_process.run()
+        except PartnerFailed as exc:
+            raise BatchFailed("%s: %s" % (bench.name, exc)) from None
+        counts = {schema.FAILURES: failures, schema.ITEMS: items}
+    else:
+        items, reference, sync_fn, async_fn = prepared
+        try:
+            clock = BatchClock()
+            results = bench.partner.model.run(sync_fn, async_fn, items, clock)
+            clock.stop()
+            counts = bench.workload.check(results, reference)
+        except CheckError as exc:
+            raise BatchFailed("%s: the reference's batch beside it failed its "
+                              "check: %s" % (bench.name, exc)) from None
+        except Exception as exc:
+            traceback.print_exc()
+            raise BatchFailed("%s: the reference's batch beside it raised %s: %s"
+                              % (bench.name, type(exc).__name__, exc)) from None
+        seconds = clock.elapsed
+    refuse_total_failure(bench.partner, counts)
+    return seconds, counts.get(schema.FAILURES, 0)
+
+
 def run_batch(bench, prepared):
-    """One timed, checked batch; its figures go to the run's hook."""
+    """One timed, checked batch: (seconds, its figures for the run's hook,
+    None without the hook)."""
     items, reference, sync_fn, async_fn = prepared
     workload = bench.workload
     recorder = RunFigures.current
@@ -42,7 +109,7 @@ def run_batch(bench, prepared):
     try:
         speed = machine_probe()
         before = workload.before_batch()
-        probe = BatchProbe() if recorder is not None else None
+        probe = BatchProbe(bench.partner_pid()) if recorder is not None else None
         clock = BatchClock()
         results = bench.model.run(sync_fn, async_fn, items, clock)
         clock.stop()
@@ -57,15 +124,15 @@ def run_batch(bench, prepared):
                           % (bench.name, type(exc).__name__, exc)) from None
     refuse_total_failure(bench, counts)
     warn_server_busy(bench, counts, clock.elapsed)
-    if recorder is not None:
-        tree.update(counts)
-        tree[schema.PROBE_S] = speed
-        tree[schema.GIL_ENABLED] = gil_before or gil.enabled()
-        tree.update(bench.model.run_labels())
-        if gil.GilWatch.modules:
-            tree[schema.GIL_ENABLED_BY] = ",".join(gil.GilWatch.modules)
-        recorder.add_batch(clock.elapsed, tree)
-    return clock.elapsed
+    if recorder is None:
+        return clock.elapsed, None
+    tree.update(counts)
+    tree[schema.PROBE_S] = speed
+    tree[schema.GIL_ENABLED] = gil_before or gil.enabled()
+    tree.update(bench.model.run_labels())
+    if gil.GilWatch.modules:
+        tree[schema.GIL_ENABLED_BY] = ",".join(gil.GilWatch.modules)
+    return clock.elapsed, tree
 
 
 def machine_probe(repeat=3, loops=20_000):

@@ -18,7 +18,7 @@ import time
 import pyperf
 
 from concbench import gil, schema
-from concbench.adaptive import Plan, choose, open_rows
+from concbench.adaptive import Plan
 from concbench.batches import time_batches
 from concbench.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                stop_descendants)
@@ -29,9 +29,9 @@ from concbench.options import (add_options, forward_options, preset_from_argv,
                                 workload_module_from_argv)
 from concbench.plugins import PluginError, add_workload_module
 from concbench.presets import PRECISION_BUDGET, PRESETS
-from concbench.progress import Progress, format_duration, say, unstable_summary
-from concbench.rounds import (filed, format_extra, next_round, parse_extra,
-                              round_tasks, schedule, task_name)
+from concbench.progress import Progress, say, unstable_summary
+from concbench.schedule import (add_rounds, filed, format_extra, next_round,
+                                parse_extra, round_tasks, schedule, task_name)
 from concbench.results import OutputError, ResultsFile, check_output, move_earlier
 from concbench.servers import raise_nofile_limit
 
@@ -217,10 +217,15 @@ def runs_here(args, index):
     return args.worker and args.worker_task in (None, index)
 
 
+def given(argv, short, long):
+    """Whether pyperf's option ``short``/``long`` is on the command line."""
+    return any(arg in (short, long) or arg.startswith(long + "=")
+               or (arg.startswith(short) and arg[2:].isdigit()) for arg in argv)
+
+
 def processes_given(argv):
     """Whether -p/--processes is on the command line (a fixed count)."""
-    return any(arg in ("-p", "--processes") or arg.startswith("--processes=")
-               or (arg.startswith("-p") and arg[2:].isdigit()) for arg in argv)
+    return given(argv, "-p", "--processes")
 
 
 def adaptive_plan(args):
@@ -260,6 +265,11 @@ def plan_rounds(runner, args):
     # Workers receive them through forward_options.
     runner.args.order_seed, runner.args.rounds = args.order_seed, args.rounds
     runner.args.max_time = args.max_time
+    # Values per worker of the benchmarks not paired in their worker (a
+    # round's unit there is the run's median; -n sets every count).
+    if not given(sys.argv[1:], "-n", "--values"):
+        args.round_values = runner.args.round_values = \
+            PRESETS[args.preset].get("round_values")
 
 
 def run_matrix(runner, args, matrix, results):
@@ -271,7 +281,12 @@ def run_matrix(runner, args, matrix, results):
         # registered only to count positions.
         for position, (round_number, index) in enumerate(tasks):
             bench = matrix[index]
-            metadata = bench.metadata() if runs_here(runner.args, position) else None
+            metadata = None
+            if runs_here(runner.args, position):
+                bench.round = round_number
+                if bench.partner is None and args.round_values:
+                    runner.args.values = args.round_values
+                metadata = bench.metadata()
             run_task(runner, bench, task_name(bench.name, round_number),
                      metadata, results)
         return
@@ -290,7 +305,7 @@ def run_matrix(runner, args, matrix, results):
             progress.round_starts(round_number, args.rounds)
         master.run(round_number, index, last_task[index] == position)
     if plan.adaptive:
-        master.add_rounds(plan)
+        add_rounds(master, plan)
     summary = unstable_summary(results.suite)
     if summary:
         say(summary)
@@ -310,8 +325,9 @@ def control_summary(suite):
 
 
 class Master:
-    """The master's side of running tasks: files each run, keeps the time
-    each benchmark's worker took, and adds rounds while rows are open."""
+    """The master's side of running tasks: files each run and keeps the
+    time each benchmark's worker took (``concbench.schedule.add_rounds``
+    decides which run in added rounds)."""
 
     def __init__(self, runner, args, matrix, results, progress):
         self.runner, self.args, self.matrix = runner, args, matrix
@@ -340,53 +356,14 @@ class Master:
             self.warned.add(bench.name)
         self.progress.task_done(run, last)
 
-    def add_rounds(self, plan):
-        """Rounds of the open benchmarks and their references, while one
-        fits in the budget (``concbench.adaptive.choose`` picks which)."""
-        names = set(self.order)
-        extra = []
-
-        def cost(name):
-            return self.took.get(self.order[name], 0.0)
-        what = "imprecise" if plan.precision else "undecided"
-        while True:
-            still = open_rows(self.results.suite, names, plan.precision)
-            elapsed = time.monotonic() - self.start
-            rounds = self.args.rounds + len(extra)
-            if not still:
-                say("every row %s after %d rounds (%s)" % (
-                    "is within +-%g%%" % plan.precision if plan.precision
-                    else "and takeaway is decided", rounds, format_duration(elapsed)))
-                return
-            remaining = plan.max_time - elapsed
-            chosen, members, _ = choose(still, cost, remaining)
-            if not chosen:
-                shown = [row.label() for row in still]
-                say("time budget (%s) spent after %d rounds: %s still %s: %s%s" % (
-                        format_duration(plan.max_time), rounds, open_count(still),
-                        what, ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
-                return
-            indexes = sorted(self.order[name] for name in members)
-            extra.append(indexes)
-            # Workers started from now on register the same schedule.
-            self.args.extra_rounds = self.runner.args.extra_rounds = \
-                format_extra(extra)
-            say("round %d (added): %s still %s, %d in this round "
-                "(%d tasks); %s left of %s" % (
-                    rounds + 1, open_count(still), what, len(chosen), len(indexes),
-                    format_duration(max(0, remaining)),
-                    format_duration(plan.max_time)))
-            for _, index in round_tasks(indexes, self.args.order_seed, rounds):
-                self.run(rounds, index, False)
-
-
-def open_count(still):
-    """'3 row(s) and 2 takeaway comparison(s)'."""
-    rows = sum(1 for row in still if not row.takeaway)
-    parts = ["%d row(s)" % rows] if rows else []
-    if len(still) > rows:
-        parts.append("%d takeaway comparison(s)" % (len(still) - rows))
-    return " and ".join(parts)
+    def add_round(self, indexes, extra):
+        """Run one added round of the benchmarks ``indexes``; ``extra``: every
+        added round so far, this one included, which workers started from
+        now on must register too."""
+        self.args.extra_rounds = self.runner.args.extra_rounds = format_extra(extra)
+        rounds = self.args.rounds + len(extra) - 1
+        for _, index in round_tasks(indexes, self.args.order_seed, rounds):
+            self.run(rounds, index, False)
 
 
 def run_task(runner, bench, name, metadata, results):

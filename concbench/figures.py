@@ -16,6 +16,7 @@ before and after each batch outside the timed region.
 
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -27,6 +28,8 @@ from concbench.thresholds import server_busy
 HOOK_NAME = "concbench"
 # Run keys whose batches combine into "yes" or "no".
 YES_NO = (schema.ANY_YES, schema.ALL_YES)
+# Run keys that keep every batch's value until the run's end.
+LISTS = (schema.EVERY, schema.MIDDLE)
 
 
 class RunFigures:
@@ -46,6 +49,7 @@ class RunFigures:
     def __init__(self):
         self.values = {}
         self.timed = 0.0
+        self.pairs = 0      # batches paired with the reference's so far
 
     def __enter__(self):
         RunFigures.current = self
@@ -61,7 +65,9 @@ class RunFigures:
         self.timed += seconds
         for key, value in figures.items():
             how = schema.batches_of(key) or schema.COUNT
-            if key not in self.values:
+            if how in LISTS:
+                self.values.setdefault(key, []).append(value)
+            elif key not in self.values:
                 self.values[key] = bool(value) if how in YES_NO else value
             elif how == schema.COUNT:
                 self.values[key] += value
@@ -81,8 +87,13 @@ class RunFigures:
         """The run's metadata keys, as pyperf will store them."""
         merged = {}
         for key, value in self.values.items():
-            if schema.batches_of(key) in YES_NO:
+            how = schema.batches_of(key)
+            if how in YES_NO:
                 value = "yes" if value else "no"
+            elif how == schema.EVERY:
+                value = " ".join("%.6g" % each for each in value)
+            elif how == schema.MIDDLE:
+                value = statistics.median(value)
             merged[key] = value
         if schema.SERVER_CPU in self.values and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.
@@ -173,17 +184,21 @@ class BatchProbe:
 
     _sampler = None
 
-    def __init__(self):
+    def __init__(self, partner=None):
+        """``partner``: the pid of the process that runs the reference's
+        batches beside this worker's (``concbench.partner``): not part of
+        the model's tree."""
         sampler = BatchProbe._sampler
         if sampler is None or not sampler.alive():
-            sampler = BatchProbe._sampler = Sampler(os.getpid())
+            sampler = BatchProbe._sampler = Sampler(os.getpid(), partner)
         self.sampler = sampler
+        self.exclude = {sampler.pid} | ({partner} if partner else set())
         self.base = sampler.start()
-        self.counters = tree_counters(exclude={sampler.pid})
+        self.counters = tree_counters(exclude=self.exclude)
 
     def finish(self):
         """Call right after the batch, before anything else."""
-        after = tree_counters(exclude={self.sampler.pid}, before=False)
+        after = tree_counters(exclude=self.exclude, before=False)
         peak = self.sampler.stop()
         cpu, system, voluntary, involuntary = (
             b - a for a, b in zip(self.counters, after))
@@ -208,12 +223,13 @@ class BatchProbe:
 class Sampler:
     """Drives ``python -m concbench.sampler --sample PID`` over a pipe."""
 
-    def __init__(self, pid):
+    def __init__(self, pid, partner=None):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "concbench.sampler", "--sample", str(pid)],
+            [sys.executable, "-m", "concbench.sampler", "--sample", str(pid)]
+            + (["--partner", str(partner)] if partner else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
             bufsize=1)
         self.pid = self.process.pid

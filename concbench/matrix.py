@@ -13,6 +13,8 @@ from concbench import models, schema, workloads
 from concbench.options import workload_options
 from concbench.plugins import PluginError, source_metadata
 from concbench.presets import PRESETS, workload_plan
+from concbench.partner import Partner, supported as partner_supported
+from concbench.schedule import pairing
 
 # The A/A control's model name (models/control.py).
 CONTROL = "control"
@@ -25,10 +27,17 @@ class MatrixError(ValueError):
 class Bench:
     """One cell of the matrix: a workload run by a model."""
 
-    def __init__(self, workload, model):
+    def __init__(self, workload, model, pairing="round"):
         self.workload = workload
         self.model = model
         self.name = "%s/%s" % (workload.name, model.name)
+        self.pairing = pairing
+        # The reference's cell, whose batches run beside this one's in its
+        # worker (pairing "worker"; concbench.schedule).
+        self.partner = (Bench(workload, models.parse(models.reference_name()), "none")
+                        if pairing == "worker" else None)
+        self.round = None   # the round this worker runs (set where it runs)
+        self.partner_process = None
         self.warned = False
         self._prepared = None
 
@@ -47,8 +56,14 @@ class Bench:
         meta[schema.BATCH_CHECK] = ("every item's result equals the sequential "
                                "reference, computed outside the timed region")
         meta[schema.REFERENCE_MODEL] = models.reference_name()
+        meta[schema.PAIRING] = self.pairing
         meta[schema.WORKLOAD_PARAMS] = self.workload.reported(meta)
         return meta
+
+    def partner_pid(self):
+        """The pid of the process running the reference's batches beside
+        this benchmark's, if it has one."""
+        return self.partner_process.pid if self.partner_process else None
 
     def in_flight(self):
         return self.model.in_flight(self.workload.count())
@@ -60,9 +75,19 @@ class Bench:
             reference = self.workload.reference(items)
             sync_fn = self.workload.sync_function()
             async_fn = self.workload.async_function()
-            self.model.open()
-            atexit.register(self.model.close)
-            self.workload.open(self.model)
+            models_here = [self.model]
+            if self.partner is not None:
+                if partner_supported():
+                    # Forked before the model opens or runs anything.
+                    self.partner_process = Partner(
+                        self, (items, reference, sync_fn, async_fn))
+                    atexit.register(self.partner_process.close)
+                else:
+                    models_here.append(self.partner.model)
+            for model in models_here:
+                model.open()
+                atexit.register(model.close)
+                self.workload.open(model)
             atexit.register(self.workload.close)
             self._prepared = (items, reference, sync_fn, async_fn)
         return self._prepared
@@ -206,6 +231,10 @@ def build_matrix(args, left_out=None):
     patterns = split(args.model) if args.model else None
     # Models named outright must run: one that cannot is an error, not a note.
     named = {p for p in patterns or () if not any(c in p for c in "*?[")}
+    # Pairing in the worker records the reference's batches through the
+    # per-run figures (the hook): without them, runs pair by round.
+    choice = "round" if getattr(args, "no_run_figures", False) else \
+        getattr(args, "pairing", None) or "auto"
     matrix = []
     preset_names = set()
     unsupported = []
@@ -233,7 +262,7 @@ def build_matrix(args, left_out=None):
                 left_out.append("%s/%s: left out, %s" % (cls.name, model.name, reason))
                 unsupported.append(model.name)
             else:
-                matrix.append(Bench(workload, model))
+                matrix.append(Bench(workload, model, pairing(workload, model, choice)))
     for plugin in models.plugins().values():
         if plugin.broken():     # none of the run's models is of its family
             left_out.append("warning: %s (not asked for, so left out)" % plugin.broken())

@@ -11,12 +11,14 @@ import argparse
 from concbench import workloads
 from concbench.adaptive import duration, percentage
 from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
+from concbench.schedule import PAIRINGS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
-SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures", "pyperf_order",
-             "order_seed", "rounds", "extra_rounds", "max_time", "precision",
-             "force_gil", "workload_module", "master_pid")
+SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures",
+             "pairing", "pyperf_order", "order_seed", "rounds", "extra_rounds",
+             "round_values", "max_time", "precision", "force_gil", "workload_module",
+             "master_pid")
 
 
 # Our options whose flag is not their name.
@@ -72,6 +74,12 @@ def add_options(parser):
     group.add_argument("--pyperf-order", action="store_true",
                        help="run all processes of a benchmark, then the next "
                        "(pyperf's order), instead of interleaved rounds")
+    group.add_argument("--pairing", choices=PAIRINGS, default="auto",
+                       help="how a speedup pairs a model's batches with the "
+                       "reference's: worker (its worker runs the reference's "
+                       "batches alternating with its own), round (its run "
+                       "with the reference's run of the same round), or auto "
+                       "(default: worker for CPU workloads, round for IO)")
     group.add_argument("--gil", dest="force_gil", choices=("on", "off"),
                        help="free-threaded builds: run the workers with the "
                        "GIL forced on or off (PYTHON_GIL)")
@@ -87,6 +95,7 @@ def add_options(parser):
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--extra-rounds", help=argparse.SUPPRESS)
+    group.add_argument("--round-values", type=int, help=argparse.SUPPRESS)
     group.add_argument("--master-pid", type=int, help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "

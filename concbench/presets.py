@@ -9,26 +9,27 @@ a model family may add models to every workload of a preset (its
 
 Runner settings: each value is one whole batch (tens of milliseconds to
 seconds), so pyperf's loop calibration is pointless (loops=1), and one warm-up
-per worker absorbs first-call costs (imports, lazy pools). pyperf's 20
-processes x 3 values suit microbenchmarks; batches this long are stable with
-far fewer values, and the suite has to fit in its time budget.
+per worker absorbs first-call costs (imports, lazy pools). A worker paired
+with the reference (``concbench.schedule``) runs ``values`` pairs after its
+warm-up pair: its unit is their median, and more pairs steady it at less
+cost than more workers; one paired by round, and the reference's own, runs
+``round_values`` values, since a round adds a unit and a second value of an
+IO batch added little. -n sets every count.
 
 ``max_time`` is the preset's budget for the whole run: after its rounds,
-further rounds run only for the benchmarks whose speedup is still undecided
-(``concbench.adaptive``), while the budget allows. So the default preset
-starts with two rounds: a third for every benchmark would be spent on rows
-two rounds already decide (sleep's, http's), and the time goes to the rows
-that need it. A scenario reproduces
-an experiment with its own run counts and adds none unless asked.
+further rounds run only for what is still undecided (``concbench.adaptive``),
+while the budget allows. So the default preset starts with two rounds, and
+the time goes to the rows that need more. A scenario reproduces an
+experiment with its own run counts and adds none unless asked.
 """
 
 PRESETS = {
     "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1},
-              "max_time": 50},
-    "default": {"runner": {"processes": 2, "values": 3, "warmups": 1},
-                "max_time": 510},
+              "round_values": 1, "max_time": 50},
+    "default": {"runner": {"processes": 2, "values": 4, "warmups": 1},
+                "round_values": 1, "max_time": 510},
     "full": {"runner": {"processes": 5, "values": 3, "warmups": 1},
-             "max_time": 3 * 3600},
+             "round_values": 1, "max_time": 3 * 3600},
 }
 
 # --precision without --max-time, in a preset without a budget (a scenario).

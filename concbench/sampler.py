@@ -123,9 +123,14 @@ class TreeMemory:
     no counter the worker can read keeps them.
     """
 
-    def __init__(self, root, exclude):
+    def __init__(self, root, exclude, partner=None):
         self.root = root
         self.exclude = exclude
+        # The process that runs the reference's batches beside the worker's
+        # (concbench.partner), forked from it: left out of the tree, but the
+        # half of the pages it shares with the worker that its PSS holds is
+        # the worker's, and counted as such.
+        self.partner, self.partner_shared = partner, 0
         self.shared = {}        # pid -> RSS - PSS at its last PSS reading
         self.last_read = 0.0
         self.read_cost = 0.0
@@ -178,7 +183,7 @@ class TreeMemory:
             if pid not in rss:
                 del self.shared[pid]
         memory = sum(value - self.shared.get(pid, 0) for pid, value in rss.items())
-        return memory, threads, len(rss)
+        return memory + self.partner_shared, threads, len(rss)
 
     def _list(self, now):
         started = time.perf_counter()
@@ -229,6 +234,12 @@ class TreeMemory:
                 self.shared[pid] = max(0, rss[pid] - _pss_linux(pid))
             except OSError:
                 continue
+        if self.partner:
+            try:
+                self.partner_shared = max(0, _pss_linux(self.partner)
+                                          - _pss_linux(self.partner, private=True))
+            except OSError:     # it ended
+                self.partner_shared = 0
         self.read_cost = time.perf_counter() - started
         self.last_read = now
         self.rss_high = max(self.rss_high, total_rss)
@@ -290,7 +301,7 @@ def parse_answer(line):
     return answer
 
 
-def sampler_main(root):
+def sampler_main(root, partner=None):
     """Answer each 'start' and 'stop' line with one line of figures.
 
     Between a start and a stop, sample every 5 ms for the first 50 ms (short
@@ -301,9 +312,9 @@ def sampler_main(root):
     context switches of processes reaped outside the worker's reach.
     """
     method = choose_method(root)
-    exclude = {os.getpid()}
+    exclude = {os.getpid()} | ({partner} if partner else set())
     if method == "pss":
-        tree = TreeMemory(root, exclude)
+        tree = TreeMemory(root, exclude, partner)
         sample, interval = tree.sample, 0.01
         begin, lost, switches = tree.begin, tree.lost, tree.reaped_switches
     else:
@@ -338,7 +349,8 @@ def sampler_main(root):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--sample":
+    if len(sys.argv) in (3, 5) and sys.argv[1] == "--sample" and (
+            len(sys.argv) == 3 or sys.argv[3] == "--partner"):
         import signal
         # Ctrl-C reaches the whole process group: the worker decides, and
         # the sampler ends when the worker closes its pipe.
@@ -349,9 +361,10 @@ if __name__ == "__main__":
         # pipe it reads is at its end.
         follow(os.getppid())
         try:
-            sampler_main(int(sys.argv[2]))
+            sampler_main(int(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) == 5 else None)
         except BrokenPipeError:     # the worker is gone; so is its reader
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     else:
-        print("usage: python -m concbench.sampler --sample PID", file=sys.stderr)
+        print("usage: python -m concbench.sampler --sample PID [--partner PID]",
+              file=sys.stderr)
         sys.exit(2)

@@ -18,8 +18,9 @@ import sys
 
 SUITE, BENCH, RUN = "suite", "benchmark", "run"
 # How a run key combines over the run's batches (concbench.figures).
-COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES = (
-    "sum", "highest", "lowest", "first batch's", "last word", "yes if any", "yes if all")
+COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE = (
+    "sum", "highest", "lowest", "first batch's", "last word", "yes if any", "yes if all",
+    "each batch's, in order", "median")
 # How the report combines a run key over a benchmark's runs.
 MEDIAN, TOTAL, EACH = "median", "sum", "each run"
 
@@ -118,6 +119,7 @@ PLUGIN_KEYS = {WORKLOAD: (WORKLOAD_PLUGIN, WORKLOAD_PLUGIN_VERSION, WORKLOAD_MOD
 BATCH_CHECK = _key("batch_check", str, BENCH, "matrix", "how every batch's result is checked", required=True)
 REFERENCE_MODEL = _key("reference_model", str, BENCH, "matrix", "the model speedups are measured against", required=True)
 WORKLOAD_PARAMS = _key("workload_params", str, BENCH, "matrix", "the workload's parameters as the report shows them", required=True)
+PAIRING = _key("pairing", str, BENCH, "matrix", "how the speedup pairs this benchmark's batches with the reference's: `worker` (its worker runs the reference's batches alternating with its own, A B B A, and each batch is paired with its neighbour), `round` (its run with the reference's run of the same round), `none` (the reference itself)", required=True)
 
 # -- the run: figures of its timed batches (concbench.figures, concbench.batches) --
 MEM_TREE_PEAK = _run("mem_tree_peak", int, "the peak, over the timed batches, of the PSS summed over the worker and all its descendants (pool workers included)", "bytes", PEAK)
@@ -143,6 +145,9 @@ BYTES_OUT_SERVER = _run("bytes_out_server", int, "http: bytes the server sent", 
 SERVER_REQUESTS = _run("server_requests", int, "http: requests the server served", writer="http", required=False)
 SERVER_CPU = _run("server_cpu", float, "http: the load server's CPU during the batches", "s", writer="http", required=False)
 SERVER_BUSY = _run("server_busy", float, "http: `server_cpu` / wall time of the batches; above `server_busy_limit` the server may have been the bottleneck", "share", batches=None, runs=EACH, required=False)
+PAIRED_REFERENCE_S = _run("paired_reference_s", str, "pairing `worker`: the reference's batches run beside the run's values, one per value and in the values' order, space-separated", "s", EVERY, EACH, writer="batches", required=False)
+PAIR_GAP_S = _run("pair_gap_s", float, "pairing `worker`: the median time from the start of a pair's first batch to the start of its second", "s", MIDDLE, writer="batches", required=False)
+PAIRED_REFERENCE_FAILURES = _run("paired_reference_failures", int, "pairing `worker`: failed items of the reference's batches run beside the run's values (checked like the run's own)", runs=TOTAL, writer="batches", required=False)
 ROUND = _run("round", int, "the round the run belongs to (with `--pyperf-order`: its position among the benchmark's runs)", batches=None, runs=EACH, writer="rounds")
 
 BY_NAME = {key: key for key in KEYS}

@@ -59,23 +59,29 @@ def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA
     return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 
 
-def paired_ratio(numerator, denominator, alpha=anytime.ALPHA):
-    """numerator[r] / denominator[r] over the rounds r both have, with its
-    anytime-valid interval at level 1 - ``alpha``.
-
-    Runs of the same round ran within seconds of each other (interleaved), so
-    their ratio cancels most of the machine's drift; the interval comes from
-    the spread of those ratios across rounds (Kalibera & Jones: repeat at the
-    level where the variance is). Returns None if no round is shared."""
-    rounds = sorted(set(numerator) & set(denominator))
-    ratios = [numerator[r] / denominator[r] for r in rounds
-              if numerator[r] > 0 and denominator[r] > 0]
+def ratio_of(by_round, alpha=anytime.ALPHA):
+    """The Ratio of per-round ratios ``by_round`` ({round: ratio}; those
+    not above 0 are left out), with its anytime-valid interval at level
+    1 - ``alpha``; None without any."""
+    ratios = [by_round[r] for r in sorted(by_round) if by_round[r] > 0]
     if not ratios:
         return None
     logs = [math.log(x) for x in ratios]
     spread = statistics.stdev(logs) if len(logs) > 1 else None
     return sequence_ratio(len(logs), statistics.fmean(logs), spread,
                           sum(1 for x in ratios if x > 1), ratios, alpha)
+
+
+def paired_ratio(numerator, denominator, alpha=anytime.ALPHA):
+    """numerator[r] / denominator[r] over the rounds r both have, with its
+    anytime-valid interval at level 1 - ``alpha``.
+
+    Runs of the same round ran within seconds of each other (interleaved), so
+    their ratio cancels most of the machine's drift; the interval comes from
+    the spread of the per-round ratios."""
+    return ratio_of({r: numerator[r] / denominator[r] for r in numerator
+                     if r in denominator and numerator[r] > 0 and denominator[r] > 0},
+                    alpha)
 
 
 def unpaired_ratio(numerator, denominator):

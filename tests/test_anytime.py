@@ -62,17 +62,17 @@ def test_the_martingale_is_the_mixture_it_claims():
         assert anytime.martingale(n, mean, spread) == pytest.approx(ratio, rel=1e-3)
 
 
-def test_unbounded_for_three_rounds_then_wider_than_a_fixed_interval():
-    assert anytime.first_bounded() == 4
-    assert math.isinf(anytime.critical(3)) and math.isfinite(anytime.critical(4))
+def test_unbounded_for_two_rounds_then_wider_than_a_fixed_interval():
+    assert anytime.first_bounded() == 3
+    assert math.isinf(anytime.critical(2)) and math.isfinite(anytime.critical(3))
     # At 20 rounds the sequence is 1.5 to 1.9 times as wide as Student's.
     assert 1.5 < anytime.critical(20) / t_critical_95(19) < 1.9
     # A stricter level is wider; a Bonferroni share of it too.
     assert anytime.critical(20, anytime.ALPHA / 10) > anytime.critical(20)
     # No interval while unbounded: the row is undecided, however clear.
-    ratio = sequence_ratio(3, math.log(5.0), 0.001)
+    ratio = sequence_ratio(2, math.log(5.0), 0.001)
     assert ratio.low is None and verdict(ratio) == "undecided" and is_open(ratio)
-    assert verdict(sequence_ratio(4, math.log(5.0), 0.001)) == "faster"
+    assert verdict(sequence_ratio(3, math.log(5.0), 0.001)) == "faster"
 
 
 def test_paired_ratio_carries_the_sequence_and_the_log_spread():

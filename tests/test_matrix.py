@@ -118,8 +118,16 @@ def test_the_control_follows_the_reference_and_runs_its_loop():
                                    "--model", "sequential"))[0].metadata()
     for key in MODEL_FACTS + ("item_side", "reference_model", "workload_params"):
         assert meta[key] == reference[key], key
-    items, expected, sync_fn, async_fn = bench.prepare()
-    assert bench.model.run(sync_fn, async_fn, items) == expected
+    try:
+        items, expected, sync_fn, async_fn = bench.prepare()
+        assert bench.model.run(sync_fn, async_fn, items) == expected
+        # Paired in the worker: the reference's batches run in a copy of
+        # this process, made before the model ran.
+        assert bench.partner_process is not None
+        assert bench.partner_process.run()[2] == len(items)
+    finally:
+        if bench.partner_process is not None:
+            bench.partner_process.close()
 
 
 def test_workers_receive_the_same_matrix():

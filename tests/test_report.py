@@ -252,6 +252,9 @@ def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
         row.ratio = paired_ratio(reference.by_round, row.by_round)
         row.speedup = row.ratio.point
         row.mean = sum(row.by_round.values()) / len(row.by_round)
+        row.speedups = (lambda row=row: {r: reference.by_round[r] / row.by_round[r]
+                                         for r in row.by_round})
+    reference.speedups = lambda: None
     reference.ratio, reference.speedup = None, 1.0
     reference.mean = sum(reference.by_round.values()) / len(reference.by_round)
     assert few.mean < many.mean     # the trap: fewer rounds, on a fast day

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pyperf
 import pytest
 
-from concbench.report.columns import SHOWN
+from concbench.report.columns import ON_PAGE
 from concbench.report.render_text import comparison_cells
 from conftest import ROOT, run
 
@@ -94,11 +94,11 @@ def test_every_table_number_matches_the_json_document(tmp_path):
     by_name = {row["benchmark"]: row for row in rows}
     for cells in body:
         row = by_name[cells[0][0]]
-        assert [key for _, key, _ in cells] == [c.key for c in SHOWN]
-        for (text, key, value), column in zip(cells, SHOWN):
+        assert [key for _, key, _ in cells] == [c.key for c in ON_PAGE]
+        for (text, key, value), column in zip(cells, ON_PAGE):
             assert json.loads(value) == row[key], (row["benchmark"], key)
-            assert text == column.text(row), (row["benchmark"], key)
-    assert page.headers[0] == [c.title for c in SHOWN]
+            assert text == column.page(row), (row["benchmark"], key)
+    assert page.headers[0] == [c.title for c in ON_PAGE]
     # Takeaways and charts: each workload's, drawn.
     said = [t for entry in document["workloads"].values() for t in entry["takeaways"]]
     assert said and set(said) <= set(page.takeaways)

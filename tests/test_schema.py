@@ -38,6 +38,9 @@ OTHER_NAMESPACES = {
     "failures": {"concbench/report/rows.py", "concbench/report/verdicts.py",
                  "concbench/report/columns.py"},
     "gil": {"concbench/report/rows.py"},
+    # --pairing's destination, and its value "round" (pair by round).
+    "pairing": {"concbench/options.py", "concbench/matrix.py"},
+    "round": {"concbench/matrix.py", "concbench/report/rows.py", "concbench/schedule.py"},
 }
 
 
@@ -165,3 +168,10 @@ def test_batches_combine_as_the_schema_says():
         "cpu_tree": 3.0, "mem_tree_peak": 30, "mem_tree_base": 7, "probe_s": 0.001,
         "gil_enabled": "yes", "cpu_complete": "no", "mem_method": "pss",
         "failures_short_body": 3, "server_cpu": 0.4, "server_busy": 0.4}
+    # A paired run keeps each reference batch in order, and the median gap.
+    paired = RunFigures()
+    for seconds, gap in ((0.25, 0.3), (0.125, 0.1), (0.5, 0.2)):
+        paired.add_batch(0.1, {schema.PAIRED_REFERENCE_S: seconds, schema.PAIR_GAP_S: gap,
+                               schema.PAIRED_REFERENCE_FAILURES: 1})
+    assert paired.figures() == {"paired_reference_s": "0.25 0.125 0.5",
+                                "pair_gap_s": 0.2, "paired_reference_failures": 3}

@@ -41,8 +41,11 @@ def _ratio_part(which):
 
 
 class Column:
-    def __init__(self, title, key, raw, text=None):
+    def __init__(self, title, key, raw, text=None, page=None):
         self.title, self.key, self.raw, self.text = title, key, raw, text
+        # How the HTML page writes it, when the page shows a column that
+        # text tables leave out.
+        self.page = page or text
 
     @property
     def shown(self):
@@ -62,7 +65,16 @@ COLUMNS = [
     Column("faster in", "speedup_rounds_faster", _ratio_part("above"), _faster_in),
     Column("", "speedup_rounds", _ratio_part("rounds")),
     Column("verdict", "verdict", lambda r: r.verdict, lambda d: d["verdict"] or ""),
+    # How close in time the paired batches ran, and how much the paired
+    # ratios still spread: why a row is undecided (the page shows them).
+    Column("pair gap", K.PAIR_GAP_S, lambda r: r.gap,
+           page=lambda d: fmt_time(d[K.PAIR_GAP_S])),
+    Column("pair log sd", "pair_log_sd", _ratio_part("log_sd"),
+           page=lambda d: fmt_num(d["pair_log_sd"], "%.3f")),
     Column("", "speedup_halfwidth", lambda r: half_width(r.ratio)),
+    Column("", "reference_shift", lambda r: r.reference_shift.point if r.reference_shift else None),
+    Column("", "reference_shift_ci_low", lambda r: r.reference_shift.low if r.reference_shift else None),
+    Column("", "reference_shift_ci_high", lambda r: r.reference_shift.high if r.reference_shift else None),
     Column("items/s", "items_per_s", lambda r: r.items_per_s,
            lambda d: fmt_num(d["items_per_s"], "%.0f")),
     Column("ideal", "ideal_s", lambda r: r.ideal, lambda d: fmt_time(d["ideal_s"])),
@@ -87,6 +99,8 @@ COLUMNS = [
 ]
 
 SHOWN = [column for column in COLUMNS if column.shown]
+# The page's table: the text table's columns and those it adds.
+ON_PAGE = [column for column in COLUMNS if column.page is not None]
 
 SORT_KEYS = {
     "name": None,

@@ -6,6 +6,8 @@ import statistics
 from concbench import schema as K
 from concbench.stats import imprecise, quantile
 
+from concbench.units import format_time
+
 from .columns import fmt_ratio
 
 
@@ -109,9 +111,10 @@ def header_lines(files):
         if noise:
             lines.append("  noise: machine speed varied %.0f%% across rounds and "
                          "%.0f%% between runs (a fixed probe before every batch); "
-                         "speedups pair runs of the same round, and their "
-                         "intervals carry what remains" % (noise[0] * 100,
-                                                           noise[1] * 100))
+                         "speedups pair each model's batches with the "
+                         "reference's, and their intervals carry what remains"
+                         % (noise[0] * 100, noise[1] * 100))
+        lines.extend("  " + line for line in pairing_lines(groups))
         lines.extend("  " + line for line in decided_lines(groups, meta))
         lines.extend("  " + line for line in control_lines(groups, controls))
         state = gil_state(suite)
@@ -123,6 +126,28 @@ def header_lines(files):
                 "interleaved rounds" if order == "interleaved" else "pyperf's",
                 " (seed %s)" % meta[K.ORDER_SEED] if K.ORDER_SEED in meta else ""))
     return lines
+
+
+def pairing_lines(groups):
+    """How each workload's speedups were paired, and how far apart in time
+    the paired batches ran (the median over its rows)."""
+    ways = {}
+    for name, rows in groups.items():
+        paired = [r for r in rows if r.ratio is not None]
+        if not paired:
+            continue
+        how = "in the worker" if paired[0].pairing == "worker" else "by round"
+        gaps = [r.gap for r in paired if r.gap is not None]
+        ways.setdefault(how, []).append((name, statistics.median(gaps) if gaps else None))
+    if not ways:
+        return []
+    parts = []
+    for how, found in ways.items():
+        gaps = [gap for _, gap in found if gap is not None]
+        parts.append("%s for %s%s" % (how, ", ".join(name for name, _ in found),
+                                      " (paired batches %s apart)" % format_time(
+                                          statistics.median(gaps)) if gaps else ""))
+    return ["pairing: " + "; ".join(parts)]
 
 
 def decided_lines(groups, meta):

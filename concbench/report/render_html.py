@@ -9,7 +9,7 @@ import json
 from concbench import schema as K
 
 from . import plots
-from .columns import SHOWN
+from .columns import ON_PAGE
 from .document import is_comparison, label
 from .render_text import (agreement_line, best_line, comparison_entries,
                           comparison_headers, workload_control)
@@ -98,9 +98,9 @@ def single_body(document, plt):
     for name, entry in document["workloads"].items():
         parts.append('<section id="workload-%s"><h2>%s <small>%s</small></h2>'
                      % (esc(name), esc(name), esc(entry["params"])))
-        rows = [[cell(c.text(row), c.key, row[c.key]) for c in SHOWN]
+        rows = [[cell(c.page(row), c.key, row[c.key]) for c in ON_PAGE]
                 for row in entry["rows"]]
-        parts.append(table([c.title for c in SHOWN], rows))
+        parts.append(table([c.title for c in ON_PAGE], rows))
         parts.append(bullets(workload_control(entry) + entry["takeaways"]))
         if plt is not None:
             for suffix, chart in plots.workload_charts(plt, name, entry):

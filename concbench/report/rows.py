@@ -11,10 +11,11 @@ import os
 import statistics
 
 from concbench import schema as K
-from concbench.stats import half_width, imprecise, paired_ratio, verdict
+from concbench.stats import half_width, imprecise, paired_ratio, ratio_of, verdict
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
 
+from . import pairs
 from .environment import usual_gil
 from .load import across_runs, run_figures
 
@@ -50,10 +51,20 @@ class Row:
         self.failures = across_runs(self.runs, K.FAILURES)
         self.cpu_per_item = self._cpu_per_item()
         self.by_round = self._by_round()
+        self.pairing = self.meta.get(K.PAIRING, "round")
+        # {round: median log(reference / own) of the run's pairs}, their gaps
+        # and the reference's median batch beside them (pairing "worker").
+        self.paired_logs, self.paired_gaps, self.partner_by_round = \
+            pairs.in_worker(self.pairing, self._timed_runs())
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
         self.system_share = statistics.median(system) if system else None
         self.ratio = None       # the reference's time / this row's, paired
+        self._speedups = {}
+        self.gap = None         # the median time between paired batches
+        # The reference's batches beside this row's against those beside the
+        # control's: what this model's leftovers did to the reference.
+        self.reference_shift = None
         self.speedup = None
         self.verdict = None     # faster, slower, same, undecided (not the reference)
         self.reference = None   # the workload's reference row
@@ -137,8 +148,13 @@ class Row:
             self.meta[K.SCALING], self.meta.get(K.SCALING_SERIES)) if part)
 
     def round_ratios(self):
-        """The reference's value / this row's, per round both ran."""
+        """The reference's time / this row's, per round that pairs them."""
         return self.ratio.values if self.ratio else []
+
+    def speedups(self):
+        """{round: speedup} as the interval reads them; None for the
+        reference, whose speedup is 1 in every round."""
+        return None if self is self.reference else self._speedups
 
     def side(self):
         """Which rows share c, the least CPU per item, in the ideal time:
@@ -160,10 +176,12 @@ class Row:
         if self is reference:
             self.speedup = 1.0
         else:
-            self.ratio = paired_ratio(reference.by_round, self.by_round)
+            self._speedups = pairs.round_speedups(self, reference)
+            self.ratio = ratio_of(self._speedups)
             self.speedup = (self.ratio.point if self.ratio
                             else reference.mean / self.mean)
             self.verdict = verdict(self.ratio)
+            self.gap = pairs.gap(self, reference)
         kind = self.meta.get(K.WORKLOAD_KIND)
         if kind == "io" and self.items:
             cpu = (self.items * cpu_per_item / self.processes()
@@ -265,6 +283,12 @@ def build_rows(suite, controls=None):
         for row in group + ([found[name]] if name in found else []):
             row.compute_ideal(reference, cpu_count, least.get(row.side()))
             row.compute_flags(precision, usual)
+        control = found.get(name)
+        if control is not None and control.partner_by_round:
+            for row in group:
+                if row.partner_by_round:
+                    row.reference_shift = paired_ratio(row.partner_by_round,
+                                                       control.partner_by_round)
     if controls is not None:
         controls.update(found)
     return {name: group for name, group in groups.items() if group}

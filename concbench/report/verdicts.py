@@ -24,8 +24,18 @@ HELPED = 1 / 0.95
 
 
 def pair(row, other, comparisons=1):
-    """row's time / other's, paired by round, at 95% / ``comparisons``."""
-    return paired_ratio(row.by_round, other.by_round, ALPHA / max(1, comparisons))
+    """row's time / other's at 95% / ``comparisons``: per round, other's
+    speedup against the reference over row's (each as its interval reads
+    it: from its worker's own pairs, or from the reference's run of the
+    same round), on the rounds both have."""
+    mine, theirs = row.speedups(), other.speedups()
+    if mine is None and theirs is None:
+        return None
+    if mine is None:
+        mine = dict.fromkeys(theirs, 1.0)
+    if theirs is None:
+        theirs = dict.fromkeys(mine, 1.0)
+    return paired_ratio(theirs, mine, ALPHA / max(1, comparisons))
 
 
 def fastest(rows):

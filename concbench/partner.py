@@ -1,0 +1,127 @@
+"""The reference's batches beside a model's, in a process of their own.
+
+A model leaves state behind in the process that ran it, and the reference
+is sensitive to it: after a process pool's rotate batch, the worker's
+allocator serves image buffers from its heap (glibc raised its mmap
+threshold when the pool's large result buffers were freed), and the
+sequential reference in the same process runs 22% faster than in a process
+of its own, its 23,000 page faults per batch gone. Reused pools, idle
+threads and, on a free-threaded build, objects made immortal when the first
+thread started are others. So the worker forks this process before the model
+runs anything (before its pool opens, before its first batch): the copy
+shares the worker's hash seed, address layout, inputs and reference
+results, and never sees the model. It runs a reference batch whenever the
+worker asks, strictly between the worker's own batches, and answers with
+its time. Where fork is not safe to use this way (outside Linux), the
+reference's batches run in the worker itself.
+"""
+
+import os
+import signal
+import sys
+
+from concbench import schema
+from concbench.models.base import BatchClock
+from concbench.workloads.base import CheckError
+
+
+def supported():
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def current_cpu():
+    """The CPU this thread runs on (Linux), None if unknown."""
+    try:
+        with open("/proc/thread-self/stat", "rb") as stat:
+            return int(stat.read().rpartition(b")")[2].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class PartnerFailed(Exception):
+    """The reference's batch failed in the partner process: one line."""
+
+
+class Partner:
+    """The forked process that runs the reference's batches (``run``)."""
+
+    def __init__(self, bench, prepared):
+        from multiprocessing import Pipe
+
+        ours, theirs = Pipe()
+        parent = os.getpid()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _serve(theirs, bench, prepared, parent)    # never returns
+        theirs.close()
+        self.pid, self.connection = pid, ours
+
+    def run(self):
+        """(seconds, failed items, items) of one checked batch of the
+        reference, on the CPU this process last ran on: the machine's
+        CPUs run at speeds of their own from one second to the next, and
+        the batch beside it must see the speed it saw."""
+        try:
+            self.connection.send(current_cpu())
+            answer = self.connection.recv()
+        except (EOFError, OSError) as exc:
+            raise PartnerFailed("the reference's process ended (%s)" % exc) from None
+        if answer[0] != "ok":
+            raise PartnerFailed(answer[1])
+        return answer[1:]
+
+    def close(self):
+        """End the process (its pipe closes) and reap it."""
+        if self.connection is None:
+            return
+        self.connection.close()
+        self.connection = None
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _serve(connection, bench, prepared, parent):
+    """The partner's life: a reference batch per request, until the worker
+    closes the pipe or ends."""
+    status = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
+        from concbench.lifeline import follow
+        follow(parent)
+        items, reference, sync_fn, async_fn = prepared
+        model = bench.partner.model
+        model.open()
+        bench.workload.open(model)     # connections of its own, not the worker's
+        while True:
+            try:
+                cpu = connection.recv()
+            except (EOFError, OSError):
+                break
+            if cpu is not None:
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:     # not allowed here: anywhere will do
+                    pass
+            try:
+                clock = BatchClock()
+                results = model.run(sync_fn, async_fn, items, clock)
+                clock.stop()
+                counts = bench.workload.check(results, reference)
+                answer = ("ok", clock.elapsed, counts.get(schema.FAILURES, 0),
+                          counts.get(schema.ITEMS, 0))
+            except CheckError as exc:
+                answer = ("error", "the reference's batch beside it failed its "
+                          "check: %s" % exc)
+            except Exception as exc:
+                answer = ("error", "the reference's batch beside it raised %s: %s"
+                          % (type(exc).__name__, exc))
+            connection.send(answer)
+    except BaseException:
+        status = 1
+    finally:
+        os._exit(status)

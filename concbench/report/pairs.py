@@ -1,0 +1,71 @@
+"""How a row's speedup pairs its batches with the reference's, per round:
+from its worker's own pairs (pairing "worker": the reference's batches ran
+beside its own, ``concbench.schedule``), or from the reference's run of the
+same round; and how far apart in time the paired batches ran."""
+
+import datetime
+import math
+import statistics
+
+from concbench import schema as K
+
+
+def in_worker(pairing, timed_runs):
+    """({round: median over the run's pairs of log(reference / own)},
+    {round: the run's pair_gap_s}, {round: the median of the reference's
+    batches beside it}) of the runs whose worker ran the reference's
+    batches beside its own; a run without them, or whose list does not
+    match its values, is left out. ``timed_runs``: (pyperf run, metadata)."""
+    logs, gaps, partner = {}, {}, {}
+    if pairing != "worker":
+        return logs, gaps, partner
+    for position, (run, meta) in enumerate(timed_runs):
+        try:
+            batches = [float(x) for x in meta[K.PAIRED_REFERENCE_S].split()]
+        except (KeyError, ValueError, AttributeError):
+            continue
+        if len(batches) != len(run.values) or min(batches + list(run.values)) <= 0:
+            continue
+        number = meta.get(K.ROUND, position)
+        partner[number] = statistics.median(batches)
+        logs[number] = statistics.median(
+            math.log(a / b) for a, b in zip(batches, run.values))
+        if isinstance(meta.get(K.PAIR_GAP_S), (int, float)):
+            gaps[number] = meta[K.PAIR_GAP_S]
+    return logs, gaps, partner
+
+
+def round_speedups(row, reference):
+    """{round: the reference's time / the row's} for the rounds that pair
+    them: each run's own pairs (pairing "worker"), else the reference's run
+    of the same round (medians of each run's values)."""
+    if row.pairing == "worker":
+        return {r: math.exp(log) for r, log in row.paired_logs.items()}
+    return {r: reference.by_round[r] / row.by_round[r] for r in row.by_round
+            if r in reference.by_round and row.by_round[r] > 0
+            and reference.by_round[r] > 0}
+
+
+def gap(row, reference):
+    """The median time between paired batches: within the worker, as the
+    runs measured it; by round, between the middles of the row's run and
+    the reference's run of the same round (pyperf's date and duration);
+    None when unknown."""
+    if row.pairing == "worker":
+        gaps = [row.paired_gaps[r] for r in row.paired_logs if r in row.paired_gaps]
+    else:
+        ours, theirs = middles(row), middles(reference)
+        gaps = [abs(ours[r] - theirs[r]) for r in ours if r in theirs]
+    return statistics.median(gaps) if gaps else None
+
+
+def middles(row):
+    """{round: the middle of the run's worker, in seconds since the epoch}."""
+    found = {}
+    for position, (run, meta) in enumerate(row._timed_runs()):
+        try:
+            start = datetime.datetime.fromisoformat(meta["date"]).timestamp()
+            found[meta.get(K.ROUND, position)] = start + meta["duration"] / 2
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found

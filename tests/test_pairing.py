@@ -1,0 +1,226 @@
+"""Paired batches: a CPU workload's model runs the reference's batches beside
+its own in its worker, in alternating order; the speedup pairs neighbours,
+the report says how far apart they ran and how much their ratios spread,
+and the model's memory and CPU figures hold its own batches only."""
+
+import json
+import math
+import statistics
+import sys
+
+import pyperf
+import pytest
+
+from conftest import ROOT, run, run_bench
+
+ENCODE = ["--workload", "encode", "--items", "400", "-n", "4", "-w", "1", "--quiet"]
+
+
+def runs_of(path):
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    return suite, {bench.get_name(): bench for bench in suite.get_benchmarks()}
+
+
+@pytest.fixture(scope="module")
+def paired(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("paired")
+    proc = run_bench(ENCODE + ["--model", "sequential,asyncio-serial,threads-2",
+                               "-p", "2", "-o", "p.json"], folder)
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+def test_each_model_run_carries_the_reference_batches_beside_its_own(paired):
+    suite, benches = runs_of(paired / "p.json")
+    assert set(benches) == {"encode/sequential", "encode/control",
+                            "encode/asyncio-serial", "encode/threads-2"}
+    assert benches["encode/sequential"].get_metadata()["pairing"] == "none"
+    assert "paired_reference_s" not in benches["encode/sequential"].get_runs()[0] \
+        .get_metadata()
+    for name in ("encode/control", "encode/asyncio-serial", "encode/threads-2"):
+        bench = benches[name]
+        assert bench.get_metadata()["pairing"] == "worker"
+        for run_ in bench.get_runs():
+            meta = run_.get_metadata()
+            partner = [float(x) for x in meta["paired_reference_s"].split()]
+            # One reference batch per value, each a real (checked) batch of
+            # the same work: the same order of magnitude as the reference's own.
+            assert len(partner) == len(run_.values) == 4
+            own = statistics.median(benches["encode/sequential"].get_values())
+            assert all(own / 5 < x < own * 5 for x in partner), (partner, own)
+            # Neighbours: the pair's second batch starts one batch after the first.
+            assert 0 < meta["pair_gap_s"] < 10 * max(partner + list(run_.values))
+            assert meta["paired_reference_failures"] == 0
+            # Figures of the model's batches only: 400 items per value.
+            assert meta["items"] == 4 * 400
+
+
+def test_cpu_figures_count_the_models_batches_only(paired):
+    """The control runs the reference's loop: one core while its own batches
+    run. Were the reference's batches beside them counted, the tree would
+    show about two."""
+    _, benches = runs_of(paired / "p.json")
+    for run_ in benches["encode/control"].get_runs():
+        meta = run_.get_metadata()
+        cores = meta["cpu_tree"] / sum(run_.values)
+        assert 0.5 < cores < 1.5, cores
+
+
+def test_the_report_pairs_neighbours_and_says_how_close(paired):
+    proc = run([str(ROOT / "report.py"), "p.json", "--format", "json"], paired)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    rows = {row["benchmark"]: row for row in document["workloads"]["encode"]["rows"]}
+    _, benches = runs_of(paired / "p.json")
+    for name in ("encode/asyncio-serial", "encode/threads-2"):
+        row = rows[name]
+        assert row["speedup_rounds"] == 2
+        # The speedup rests on each run's median log ratio of its pairs.
+        logs = []
+        gaps = []
+        for run_ in benches[name].get_runs():
+            meta = run_.get_metadata()
+            partner = [float(x) for x in meta["paired_reference_s"].split()]
+            logs.append(statistics.median(math.log(a / b)
+                                          for a, b in zip(partner, run_.values)))
+            gaps.append(meta["pair_gap_s"])
+        assert row["speedup"] == pytest.approx(math.exp(statistics.fmean(logs)))
+        assert row["pair_log_sd"] == pytest.approx(statistics.stdev(logs))
+        assert row["pair_gap_s"] == pytest.approx(statistics.median(gaps))
+        assert row["reference_shift"] is not None
+    assert rows["encode/sequential"]["pair_gap_s"] is None
+    assert any("pairing: in the worker for encode" in line for line in document["header"])
+    page = paired / "p.html"
+    proc = run([str(ROOT / "report.py"), "p.json", "--html", str(page)], paired)
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    assert "<th>pair gap</th>" in html and "<th>pair log sd</th>" in html
+
+
+def test_pairing_by_round_on_request_and_for_io(tmp_path):
+    proc = run_bench(ENCODE + ["--model", "sequential,asyncio-serial", "--no-control",
+                               "--pairing", "round", "-p", "2", "-o", "r.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _, benches = runs_of(tmp_path / "r.json")
+    bench = benches["encode/asyncio-serial"]
+    assert bench.get_metadata()["pairing"] == "round"
+    assert all("paired_reference_s" not in r.get_metadata() for r in bench.get_runs())
+    listed = run_bench(["--list", "--workload", "sleep", "--model", "asyncio"], tmp_path)
+    assert listed.returncode == 0
+    proc = run([str(ROOT / "report.py"), "r.json", "--format", "json"], tmp_path)
+    row = json.loads(proc.stdout)["workloads"]["encode"]["rows"][1]
+    # By round: the gap is between the two workers' middles, seconds apart
+    # at most in so small a run.
+    assert row["speedup_rounds"] == 2 and 0 < row["pair_gap_s"] < 30
+
+
+def test_pairs_alternate_which_batch_goes_first():
+    """A B, B A, A B, ... within a worker, and the other way round in the next
+    round, so that a worker of one value per phase alternates across rounds."""
+    from concbench.schedule import reference_first
+
+    assert [reference_first(i, 0) for i in range(4)] == [True, False, True, False]
+    assert [reference_first(i, 1) for i in range(4)] == [False, True, False, True]
+    assert [reference_first(0, r) for r in range(4)] == [True, False, True, False]
+
+
+def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
+    from concbench import batches, matrix
+    from concbench.figures import RunFigures
+    from concbench.matrix import Bench
+    from concbench.models import parse
+    from concbench.workloads.base import Workload
+
+    order = []
+
+    class Fake(Workload):
+        name, kind = "fake", "cpu"
+
+        def make_items(self):
+            return [1, 2, 3]
+
+        def sync_function(self):
+            return abs
+
+    class Recording:
+        def __init__(self, model):
+            self.model = model
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+        def run(self, sync_fn, async_fn, items, clock=None):
+            order.append("reference")
+            return [sync_fn(x) for x in items]
+
+    # In the worker itself, as where fork is not used, to see the order.
+    monkeypatch.setattr(matrix, "partner_supported", lambda: False)
+    bench = Bench(Fake(), parse("threads-2"), "worker")
+    bench.partner.model = Recording(bench.partner.model)
+    bench.round = 0
+    monkeypatch.setattr(batches, "BatchProbe", None)
+    monkeypatch.setattr(batches, "run_batch", lambda b, p: (
+        order.append("own") or 0.5, {"items": 3}))
+    recorder = RunFigures()
+    try:
+        with recorder:
+            for _ in range(4):
+                batches.time_batches(1, bench)
+    finally:
+        RunFigures.current = None
+    assert order == ["reference", "own", "own", "reference"] * 2
+    figures = recorder.figures()
+    assert len(figures["paired_reference_s"].split()) == 4
+    assert figures["items"] == 12
+
+
+LEFTOVERS = '''
+import threading
+
+from concbench.workloads.simple import workload
+
+RAN_IN_A_THREAD = []
+
+
+def numbers(rnd, count):
+    return list(range(count))
+
+
+@workload("leftovers", items=numbers, count=40)
+def item(number):
+    """Called in the main thread, it says whether a thread of this process
+    ever ran an item: state a threaded model leaves behind."""
+    if threading.current_thread() is threading.main_thread():
+        return number, bool(RAN_IN_A_THREAD)
+    RAN_IN_A_THREAD.append(number)
+    return number, False
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the reference's process is forked on Linux only")
+def test_the_reference_never_sees_what_the_model_left_behind(tmp_path):
+    """The reference's batches run in a copy of the worker forked before the
+    model ran: its results do not change after the threads ran (they would
+    fail their check if they ran in the worker itself)."""
+    (tmp_path / "leftovers.py").write_text(LEFTOVERS)
+    proc = run_bench(["--workload-module", "leftovers.py", "--workload", "leftovers",
+                      "--model", "sequential,threads-2", "-p", "2", "-n", "3", "-w", "1",
+                      "--quiet", "-o", "l.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _, benches = runs_of(tmp_path / "l.json")
+    for run_ in benches["leftovers/threads-2"].get_runs():
+        assert len(run_.get_metadata()["paired_reference_s"].split()) == 3
+
+
+def test_the_reference_process_is_not_the_models_memory(paired):
+    """The control runs the reference's loop as the reference's own worker
+    does: its tree's memory before its batches is the same, the process
+    running the reference's batches beside it neither counted nor taking
+    half of the worker's pages with it."""
+    _, benches = runs_of(paired / "p.json")
+    own = statistics.median(r.get_metadata()["mem_tree_base"]
+                            for r in benches["encode/sequential"].get_runs())
+    beside = statistics.median(r.get_metadata()["mem_tree_base"]
+                               for r in benches["encode/control"].get_runs())
+    assert 0.85 < beside / own < 1.2, (beside, own)
