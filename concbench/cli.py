@@ -384,11 +384,10 @@ def run_task(runner, bench, name, metadata, results):
 
 def kept_note(results):
     """Where the runs of the benchmarks completed so far are kept, if any."""
-    kept = results.suite.get_benchmarks() if results and results.suite else []
-    if not kept or not results.path:
+    if not results or not results.path or not results.saved:
         return ""
     return "; the runs of %d benchmark(s) completed before it are in %s" % (
-        len(kept), results.path)
+        results.saved, results.path)
 
 
 def main(prog="bench.py", program_args=None):

@@ -48,12 +48,14 @@ class ResultsFile:
     def __init__(self, path, append=False):
         self.path = path
         self.suite = None
+        self.saved = 0      # benchmarks in the file as last written
         if append and os.path.exists(path):
             try:
                 self.suite = pyperf.BenchmarkSuite.load(path)
             except Exception as exc:   # pyperf raises several kinds here
                 raise OutputError("--append %s: not a pyperf JSON file (%s)" % (
                     path, " ".join(str(exc).split()) or type(exc).__name__)) from None
+            self.saved = len(self.suite)
 
     def add(self, bench, order=None):
         """Add ``bench``'s runs; ``order`` (name -> position) keeps the
@@ -77,6 +79,7 @@ class ResultsFile:
             with open(temporary, "rb") as written:
                 os.fsync(written.fileno())
             os.replace(temporary, self.path)
+            self.saved = len(self.suite)
         except BaseException:
             if os.path.exists(temporary):
                 os.unlink(temporary)

@@ -11,6 +11,7 @@ no process can escape the count; attempts run two at a time."""
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -101,6 +102,9 @@ def check(seen, earlier_names=()):
         # It said why it stopped (a worker stopped while it started may print
         # a traceback besides).
         assert seen["said"], where
+        # What it says the file keeps is what the file holds.
+        kept = re.search(r"the runs of (\d+) benchmark", " ".join(seen["said"]))
+        assert not kept or int(kept.group(1)) == len(seen["names"]), where
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
@@ -133,7 +137,8 @@ def test_a_signal_at_ten_moments_leaves_nothing(tmp_path, reference, signame):
             # for a Ctrl-C that reached its own loop, or killed by it before
             # any handler was set; or, the run complete, it was stopping.
             complete = seen["names"] == BENCHMARKS and seen["status"] == 0
-            assert complete or seen["status"] in (128 + signum, 1, -signum), seen
+            assert complete or seen["status"] in (128 + signum, 1, -signum), \
+                json.dumps(seen)
     # The moments covered the start, the write and the middle of the run:
     # some runs kept nothing, some kept benchmarks.
     assert any(seen["sent"] and not seen["names"] for seen in outcomes), outcomes
@@ -175,7 +180,7 @@ def test_the_server_outlives_a_killed_bench_by_less_than_a_second(tmp_path, mome
     seen = attempt(tmp_path / "run", "SIGKILL", [moment], target="main")
     assert seen["sent"] and seen["status"] == -signal.SIGKILL, seen
     # Measured from the kill to the server's exit; the bound is wide, the
-    # figure is in the README.
+    # figure is in docs/reliability.md.
     assert seen["server_gone"] is not None and seen["server_gone"] < 3.0, seen
     print("kill -9 at %s: the server gone %.2f s later" % (moment, seen["server_gone"]))
     assert seen["invalid"] is None, seen
