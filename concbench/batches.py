@@ -9,13 +9,13 @@ import sys
 import time
 import traceback
 
-from concbench import gil, schema
+from concbench import gil, latency, schema
 from concbench.figures import BatchProbe, RunFigures
 from concbench.models.base import BatchClock
 from concbench.partner import PartnerFailed
 from concbench.schedule import reference_first
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
-from concbench.workloads.base import CheckError
+from concbench.workloads.base import RATE, CheckError
 
 
 class BatchFailed(Exception):
@@ -73,7 +73,7 @@ def run_partner(bench, prepared):
     """One checked batch of the reference model beside the benchmark's:
     (seconds, failed items), from the worker's partner process
     (``concbench.partner``), or in the worker where there is none. Its
-    memory and CPU are nobody's figures."""
+    memory, CPU and latencies are nobody's figures."""
     if bench.partner_process is not None:
         try:
             seconds, failures, items = bench.partner_process.run()
@@ -81,12 +81,8 @@ def run_partner(bench, prepared):
             raise BatchFailed("%s: %s" % (bench.name, exc)) from None
         counts = {schema.FAILURES: failures, schema.ITEMS: items}
     else:
-        items, reference, sync_fn, async_fn = prepared
         try:
-            clock = BatchClock()
-            results = bench.partner.model.run(sync_fn, async_fn, items, clock)
-            clock.stop()
-            counts = bench.workload.check(results, reference)
+            seconds, counts, _ = timed_run(bench.partner, prepared)
         except CheckError as exc:
             raise BatchFailed("%s: the reference's batch beside it failed its "
                               "check: %s" % (bench.name, exc)) from None
@@ -94,28 +90,78 @@ def run_partner(bench, prepared):
             traceback.print_exc()
             raise BatchFailed("%s: the reference's batch beside it raised %s: %s"
                               % (bench.name, type(exc).__name__, exc)) from None
-        seconds = clock.elapsed
     refuse_total_failure(bench.partner, counts)
     return seconds, counts.get(schema.FAILURES, 0)
+
+
+def timed_run(bench, prepared, around=None):
+    """Run one batch of ``bench``'s model, timed, then check it: (seconds,
+    the check's counts, the items' latency figures). Each item's form is
+    stamped (``concbench.latency``); in an open-loop run its items are due
+    on a schedule that starts with the batch. ``around``: (before, after)
+    callables just outside the timed region."""
+    items, reference, _, _ = prepared
+    workload, model = bench.workload, bench.model
+    sync_in, async_in = bench.item_forms(prepared)
+    rate = workload.params.get(RATE.param) or 0
+    if around:
+        around[0]()
+    clock = BatchClock()
+    if rate:
+        first_due = clock.began + SCHEDULE_LEAD
+        given = [(first_due + index / rate, item) for index, item in enumerate(items)]
+    else:
+        given = items
+    stamped = model.run(sync_in, async_in, given, clock)
+    clock.stop()
+    if around:
+        around[1]()
+    stamped = workload.check_count(stamped, reference)
+    if not bench.record:
+        return clock.elapsed, workload.check(stamped, reference), {}
+    try:
+        results, started, ended = latency.unstamp(stamped)
+    except (TypeError, ValueError):
+        raise CheckError("the model's results are not its item function's") from None
+    counts = workload.check(results, reference)
+    if rate or model.latency_from == "item":
+        waited = [end - start for start, end in zip(started, ended)]
+    else:
+        waited = [end - clock.began for end in ended]
+    figures = {schema.LATENCY_HIST: latency.histogram_of(waited)}
+    if rate:
+        # Results per second from the first to the last: the arrival rate
+        # itself when the model keeps up, whatever one item takes.
+        span = max(ended) - min(ended)
+        figures[schema.ARRIVAL_RATE_ACHIEVED] = ((len(items) - 1) / span
+                                                 if len(items) > 1 and span > 0 else rate)
+    return clock.elapsed, counts, figures
+
+
+# An open-loop batch's first item is due this long after the batch starts.
+SCHEDULE_LEAD = 0.001
 
 
 def run_batch(bench, prepared):
     """One timed, checked batch: (seconds, its figures for the run's hook,
     None without the hook)."""
-    items, reference, sync_fn, async_fn = prepared
     workload = bench.workload
     recorder = RunFigures.current
     gil_before = gil.enabled()    # after prepare(): the libraries are imported
+    state = {}
+
+    def before():
+        state["before"] = workload.before_batch()
+        if recorder is not None:
+            state["probe"] = BatchProbe(bench.partner_pid())
+
+    def after():
+        if recorder is not None:
+            state["tree"] = state["probe"].finish()
     try:
         speed = machine_probe()
-        before = workload.before_batch()
-        probe = BatchProbe(bench.partner_pid()) if recorder is not None else None
-        clock = BatchClock()
-        results = bench.model.run(sync_fn, async_fn, items, clock)
-        clock.stop()
-        tree = probe.finish() if probe else None
-        counts = workload.check(results, reference)
-        counts.update(workload.after_batch(before, clock.elapsed))
+        seconds, counts, waits = timed_run(bench, prepared, (before, after))
+        counts.update(workload.after_batch(state["before"], seconds))
     except CheckError as exc:
         raise BatchFailed("%s: result check failed: %s" % (bench.name, exc)) from None
     except Exception as exc:
@@ -123,16 +169,18 @@ def run_batch(bench, prepared):
         raise BatchFailed("%s: the batch raised %s: %s"
                           % (bench.name, type(exc).__name__, exc)) from None
     refuse_total_failure(bench, counts)
-    warn_server_busy(bench, counts, clock.elapsed)
+    warn_server_busy(bench, counts, seconds)
     if recorder is None:
-        return clock.elapsed, None
+        return seconds, None
+    tree = state["tree"]
     tree.update(counts)
+    tree.update(waits)
     tree[schema.PROBE_S] = speed
     tree[schema.GIL_ENABLED] = gil_before or gil.enabled()
     tree.update(bench.model.run_labels())
     if gil.GilWatch.modules:
         tree[schema.GIL_ENABLED_BY] = ",".join(gil.GilWatch.modules)
-    return clock.elapsed, tree
+    return seconds, tree
 
 
 def machine_probe(repeat=3, loops=20_000):

@@ -65,7 +65,12 @@ class RunFigures:
         self.timed += seconds
         for key, value in figures.items():
             how = schema.batches_of(key) or schema.COUNT
-            if how in LISTS:
+            if how == schema.MERGED:
+                if key in self.values:
+                    self.values[key].merge(value)
+                else:
+                    self.values[key] = value
+            elif how in LISTS:
                 self.values.setdefault(key, []).append(value)
             elif key not in self.values:
                 self.values[key] = bool(value) if how in YES_NO else value
@@ -94,6 +99,8 @@ class RunFigures:
                 value = " ".join("%.6g" % each for each in value)
             elif how == schema.MIDDLE:
                 value = statistics.median(value)
+            elif how == schema.MERGED:
+                value = value.encode()
             merged[key] = value
         if schema.SERVER_CPU in self.values and self.timed > 0:
             # The share of the batches' wall time the server spent on CPU.

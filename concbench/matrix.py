@@ -9,12 +9,13 @@ benchmark a worker runs.
 import atexit
 import fnmatch
 
-from concbench import models, schema, workloads
+from concbench import latency, models, schema, workloads
 from concbench.options import workload_options
 from concbench.plugins import PluginError, source_metadata
 from concbench.presets import PRESETS, workload_plan
 from concbench.partner import Partner, supported as partner_supported
 from concbench.schedule import pairing
+from concbench.workloads.base import RATE, SWEEP, SWEEP_RATES
 
 # The A/A control's model name (models/control.py).
 CONTROL = "control"
@@ -27,15 +28,21 @@ class MatrixError(ValueError):
 class Bench:
     """One cell of the matrix: a workload run by a model."""
 
-    def __init__(self, workload, model, pairing="round"):
+    def __init__(self, workload, model, pairing="round", overhead=False, record=True):
         self.workload = workload
         self.model = model
-        self.name = "%s/%s" % (workload.name, model.name)
+        self.name = "%s/%s" % (workload.label, model.name)
         self.pairing = pairing
+        # Whether its items' latencies are recorded (concbench.latency).
+        self.record = record
         # The reference's cell, whose batches run beside this one's in its
-        # worker (pairing "worker"; concbench.schedule).
-        self.partner = (Bench(workload, models.parse(models.reference_name()), "none")
+        # worker (pairing "worker"; concbench.schedule); with ``overhead``,
+        # the same model unrecorded instead: what recording costs.
+        partner = models.parse(model.name if overhead else models.reference_name())
+        self.partner = (Bench(workload, partner, "none", record=record and not overhead)
                         if pairing == "worker" else None)
+        self.overhead = overhead
+        self._forms = None
         self.round = None   # the round this worker runs (set where it runs)
         self.partner_process = None
         self.warned = False
@@ -57,8 +64,24 @@ class Bench:
                                "reference, computed outside the timed region")
         meta[schema.REFERENCE_MODEL] = models.reference_name()
         meta[schema.PAIRING] = self.pairing
+        if self.overhead:
+            meta[schema.PAIRED_WITH] = "itself unrecorded"
         meta[schema.WORKLOAD_PARAMS] = self.workload.reported(meta)
         return meta
+
+    def item_forms(self, prepared):
+        """(sync, async) item forms as the model calls them: stamped with
+        their start and end (concbench.latency), and waiting for their
+        schedule in an open-loop run; as they are when not recorded."""
+        _, _, sync_fn, async_fn = prepared
+        if not self.record:
+            return sync_fn, async_fn
+        if self._forms is None:
+            if self.workload.params.get(RATE.param):
+                self._forms = (latency.Scheduled(sync_fn), latency.schedule_async(async_fn))
+            else:
+                self._forms = (latency.Stamped(sync_fn), latency.stamp_async(async_fn))
+        return self._forms
 
     def partner_pid(self):
         """The pid of the process running the reference's batches beside
@@ -210,6 +233,30 @@ def selected_workloads(args, left_out):
     return [(usable[name], plans[name]) for name in names]
 
 
+def open_loop_only(args, selected, left_out):
+    """Under --rate, the IO workloads alone: a CPU workload named outright
+    is an error; one the preset has is left out, and said so."""
+    if not getattr(args, RATE.param, None):
+        return selected
+    kept = []
+    for cls, plan in selected:
+        if RATE.param in cls.defaults():
+            kept.append((cls, plan))
+        elif args.workload:
+            raise MatrixError("--rate applies to IO workloads (items that wait), not "
+                              "to %s, a %s workload" % (cls.name, cls.kind))
+        else:
+            left_out.append("%s: left out, --rate applies to IO workloads" % cls.name)
+    return kept
+
+
+def sweep(params):
+    """The parameters of each workload to run: one per rate of a sweep."""
+    if params.get(RATE.param) != SWEEP:
+        return [params]
+    return [dict(params, rate=rate) for rate in SWEEP_RATES]
+
+
 def check_options_apply(args, classes):
     """An option given for none of the selected workloads is a mistake."""
     for option in workload_options():
@@ -238,6 +285,7 @@ def build_matrix(args, left_out=None):
     matrix = []
     preset_names = set()
     unsupported = []
+    selected = open_loop_only(args, selected, left_out)
     for cls, (params, names) in selected:
         for param in cls.defaults():
             value = getattr(args, param, None)
@@ -245,24 +293,31 @@ def build_matrix(args, left_out=None):
                 params[param] = value
         names = preset_models(args.preset, names)
         preset_names.update(names)
-        try:
-            workload = cls(**params)
-            chosen = select_models(names, patterns)
-            # A scenario reproduces a seed's experiment, in one or two rounds
-            # that no interval can decide: a control would only add time.
-            if not args.no_control and "workloads" not in PRESETS[args.preset]:
-                chosen = with_control(chosen)
-        except ValueError as exc:   # ModelError included
-            raise MatrixError(str(exc)) from None
-        for model in chosen:
-            reason = model.supports(workload)
-            if reason and model.name in named:
-                raise MatrixError("%s cannot run %s: %s" % (model.name, cls.name, reason))
-            if reason:
-                left_out.append("%s/%s: left out, %s" % (cls.name, model.name, reason))
-                unsupported.append(model.name)
-            else:
-                matrix.append(Bench(workload, model, pairing(workload, model, choice)))
+        for workload_params in sweep(params):
+            try:
+                workload = cls(**workload_params)
+                chosen = select_models(names, patterns)
+                # A scenario reproduces a seed's experiment, in one or two
+                # rounds that no interval can decide: a control only adds time.
+                if not args.no_control and "workloads" not in PRESETS[args.preset]:
+                    chosen = with_control(chosen)
+            except ValueError as exc:   # ModelError included
+                raise MatrixError(str(exc)) from None
+            for model in chosen:
+                reason = model.supports(workload)
+                if reason and model.name in named:
+                    raise MatrixError("%s cannot run %s: %s"
+                                      % (model.name, cls.name, reason))
+                if reason:
+                    left_out.append("%s/%s: left out, %s"
+                                    % (workload.label, model.name, reason))
+                    unsupported.append(model.name)
+                else:
+                    overhead = getattr(args, "latency_overhead", False)
+                    matrix.append(Bench(workload, model,
+                                        "worker" if overhead else
+                                        pairing(workload, model, choice), overhead,
+                                        record=not getattr(args, "no_latency", False)))
     for plugin in models.plugins().values():
         if plugin.broken():     # none of the run's models is of its family
             left_out.append("warning: %s (not asked for, so left out)" % plugin.broken())

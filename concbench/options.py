@@ -16,7 +16,7 @@ from concbench.schedule import PAIRINGS
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures",
-             "pairing", "pyperf_order", "order_seed", "rounds", "extra_rounds",
+             "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds",
              "round_values", "max_time", "precision", "force_gil", "workload_module",
              "master_pid")
 
@@ -80,6 +80,15 @@ def add_options(parser):
                        "batches alternating with its own), round (its run "
                        "with the reference's run of the same round), or auto "
                        "(default: worker for CPU workloads, round for IO)")
+    group.add_argument("--no-latency", action="store_true",
+                       help="leave each item's latency unrecorded (a wrapper per "
+                       "item: about 1 us under an event loop, 60 ns in a plain "
+                       "call)")
+    group.add_argument("--latency-overhead", action="store_true",
+                       help="measure what recording each item's latency costs: "
+                       "every model's worker runs the same model unrecorded "
+                       "beside it (paired in the worker), and its speedup is "
+                       "unrecorded time / recorded time")
     group.add_argument("--gil", dest="force_gil", choices=("on", "off"),
                        help="free-threaded builds: run the workers with the "
                        "GIL forced on or off (PYTHON_GIL)")

@@ -21,7 +21,6 @@ import signal
 import sys
 
 from concbench import schema
-from concbench.models.base import BatchClock
 from concbench.workloads.base import CheckError
 
 
@@ -93,8 +92,13 @@ def _serve(connection, bench, prepared, parent):
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
         from concbench.lifeline import follow
         follow(parent)
-        items, reference, sync_fn, async_fn = prepared
+        from concbench.batches import timed_run
+
         model = bench.partner.model
+        # One thread runs the reference: it goes where the worker last ran.
+        # A partner with threads of its own (--latency-overhead) is left to
+        # the scheduler, as the model beside it is.
+        pin = model.parallelism == 1 and not model.runs_in_subprocesses
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's
         while True:
@@ -102,17 +106,14 @@ def _serve(connection, bench, prepared, parent):
                 cpu = connection.recv()
             except (EOFError, OSError):
                 break
-            if cpu is not None:
+            if cpu is not None and pin:
                 try:
                     os.sched_setaffinity(0, {cpu})
                 except OSError:     # not allowed here: anywhere will do
                     pass
             try:
-                clock = BatchClock()
-                results = model.run(sync_fn, async_fn, items, clock)
-                clock.stop()
-                counts = bench.workload.check(results, reference)
-                answer = ("ok", clock.elapsed, counts.get(schema.FAILURES, 0),
+                seconds, counts, _ = timed_run(bench.partner, prepared)
+                answer = ("ok", seconds, counts.get(schema.FAILURES, 0),
                           counts.get(schema.ITEMS, 0))
             except CheckError as exc:
                 answer = ("error", "the reference's batch beside it failed its "

@@ -5,9 +5,9 @@ up) that also says what it is: where it is written (``SUITE``: the same for
 every benchmark of a run, from the command line; ``BENCH``: per benchmark,
 by its workload or model; ``RUN``: per worker process, by the ``concbench``
 hook), its type and unit, who writes it, how it combines over a run's
-batches and over a benchmark's runs, and what it means. README's metadata
-tables are made from these (``python -m concbench.schema --readme
-README.md``; a test checks them). Three families have names made at run
+batches and over a benchmark's runs, and what it means. The documentation's
+metadata table is made from these at every build (``python -m
+concbench.schema`` prints it). Three families have names made at run
 time: ``failures_<kind>``, ``<distribution>_version`` and the workloads'
 own parameters, whose names their ``Option`` declares
 (``concbench.workloads.base``). pyperf's own keys are listed in ``PYPERF``.
@@ -18,9 +18,9 @@ import sys
 
 SUITE, BENCH, RUN = "suite", "benchmark", "run"
 # How a run key combines over the run's batches (concbench.figures).
-COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE = (
+COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE, MERGED = (
     "sum", "highest", "lowest", "first batch's", "last word", "yes if any", "yes if all",
-    "each batch's, in order", "median")
+    "each batch's, in order", "median", "histograms merged")
 # How the report combines a run key over a benchmark's runs.
 MEDIAN, TOTAL, EACH = "median", "sum", "each run"
 
@@ -103,6 +103,8 @@ START_METHOD = _key("start_method", str, BENCH, "model", "process pools: `fork`,
 LOOP = _key("loop", str, BENCH, "model", "event-loop models: `asyncio` or `uvloop`")
 CONCURRENCY_LIMIT = _key("concurrency_limit", str, BENCH, "model", "event-loop models: a semaphore's size, or `none`")
 TASK_FACTORY = _key("task_factory", str, BENCH, "model", "eager: the task factory")
+PAIRED_WITH = _key("paired_with", str, BENCH, "matrix", "`itself unrecorded` under --latency-overhead: the batches beside this benchmark's ran its own model without recording latencies, so its speedup is what recording costs")
+LATENCY_FROM = _key("latency_from", str, BENCH, "model", "where an item's latency starts: `item` (its own call: models that take one item after another), `batch` (the batch's start: models handed every item at once); in an open-loop run (`rate`), each item's scheduled arrival", required=True)
 CONTROL_OF = _key("control_of", str, BENCH, "model", "the A/A control (`<workload>/control`): the model it runs again, the reference")
 INTERPRETERS_IMPL = _key("interpreters_impl", str, BENCH, "model", "subinterpreter pools: the implementation (the stdlib's or the backport)")
 
@@ -145,6 +147,8 @@ BYTES_OUT_SERVER = _run("bytes_out_server", int, "http: bytes the server sent", 
 SERVER_REQUESTS = _run("server_requests", int, "http: requests the server served", writer="http", required=False)
 SERVER_CPU = _run("server_cpu", float, "http: the load server's CPU during the batches", "s", writer="http", required=False)
 SERVER_BUSY = _run("server_busy", float, "http: `server_cpu` / wall time of the batches; above `server_busy_limit` the server may have been the bottleneck", "share", batches=None, runs=EACH, required=False)
+LATENCY_HIST = _run("latency_hist", str, "every item's latency over the run's batches, from where `latency_from` says to when its result reached the model's caller: a histogram of buckets 1% wide, `largest;bucket:count,...` (concbench.latency)", "s", MERGED, EACH, writer="batches", required=False)
+ARRIVAL_RATE_ACHIEVED = _run("arrival_rate_achieved", float, "open loop (`rate`): results per second the model delivered, from its first result to its last, in the slowest batch; below 90% of `rate` the row is flagged overloaded", "1/s", LOW, EACH, writer="batches", required=False)
 PAIRED_REFERENCE_S = _run("paired_reference_s", str, "pairing `worker`: the reference's batches run beside the run's values, one per value and in the values' order, space-separated", "s", EVERY, EACH, writer="batches", required=False)
 PAIR_GAP_S = _run("pair_gap_s", float, "pairing `worker`: the median time from the start of a pair's first batch to the start of its second", "s", MIDDLE, writer="batches", required=False)
 PAIRED_REFERENCE_FAILURES = _run("paired_reference_failures", int, "pairing `worker`: failed items of the reference's batches run beside the run's values (checked like the run's own)", runs=TOTAL, writer="batches", required=False)
@@ -201,11 +205,7 @@ PYPERF = frozenset((
     "track_memory"))
 
 
-# -- README's tables ------------------------------------------------------------------
-
-TABLE_BEGIN = "<!-- metadata table: python -m concbench.schema --readme README.md -->"
-TABLE_END = "<!-- end of the metadata table -->"
-
+# -- the documentation's table ---------------------------------------------------------
 
 def markdown_table():
     lines = ["| key | where | type | unit | over batches | over runs | meaning |",
@@ -222,26 +222,11 @@ def markdown_table():
     return "\n".join(lines)
 
 
-def readme_with_table(text):
-    """``text`` with the lines between TABLE_BEGIN and TABLE_END replaced."""
-    head, begin, rest = text.partition(TABLE_BEGIN)
-    _, end, tail = rest.partition(TABLE_END)
-    if not begin or not end:
-        raise ValueError("README has no metadata table markers")
-    return "%s%s\n%s\n%s%s" % (head, begin, markdown_table(), end, tail)
-
-
 def main(argv):
-    if argv[:1] == ["--readme"] and len(argv) == 2:
-        with open(argv[1], encoding="utf-8") as f:
-            text = f.read()
-        with open(argv[1], "w", encoding="utf-8") as f:
-            f.write(readme_with_table(text))
-        return 0
     if not argv:
         print(markdown_table())
         return 0
-    print("usage: python -m concbench.schema [--readme README.md]", file=sys.stderr)
+    print("usage: python -m concbench.schema   (prints the metadata table)", file=sys.stderr)
     return 2
 
 

@@ -14,6 +14,8 @@ import threading
 import time
 
 from concbench import schema
+from concbench.latency import arrived, is_stamped
+from concbench.latency import clock as latency_clock
 
 from .chunks import map_chunks
 
@@ -30,7 +32,7 @@ class Model:
     OWNS = None
     PATTERN = None
     FORM = ""
-    # What the timed region holds; recorded in metadata and in the README.
+    # What the timed region holds; recorded in metadata and in docs/models.md.
     timed = "the model's run() over every item of the batch"
     # Which form of the item the model calls ("sync" or "async"), and
     # whether items run in other processes than the one that prepared them.
@@ -38,6 +40,10 @@ class Model:
     runs_in_subprocesses = False
     # True for the model every other model of a workload is compared with.
     is_reference = False
+    # Where an item's latency starts (concbench.latency): "item", its own
+    # call, for models that take one item after another; "batch", the
+    # batch's start, for models handed every item at once.
+    latency_from = "batch"
     # Preset name -> model names of this family that join every workload's
     # list in that preset (a workload's own lists are in its PRESETS).
     PRESETS = {}
@@ -95,6 +101,7 @@ class Model:
     def metadata(self):
         meta = {schema.MODEL: self.name, schema.MODEL_FAMILY: self.family,
                 schema.TIMED: self.timed, schema.ITEM_SIDE: self.item_side,
+                schema.LATENCY_FROM: self.latency_from,
                 schema.CONCURRENCY: self.concurrency or "unbounded",
                 schema.PARALLELISM: self.parallelism,
                 schema.INTERPRETERS: self.interpreters}
@@ -136,10 +143,12 @@ class BatchClock:
     """
 
     def __init__(self):
+        self.began = latency_clock()    # where a "batch" item latency starts
         self.started = time.perf_counter()
         self.stopped = None
 
     def restart(self):
+        self.began = latency_clock()
         self.started = time.perf_counter()
 
     def stop(self):
@@ -205,9 +214,13 @@ class PoolModel(Model):
         raise NotImplementedError
 
     def map(self, pool, sync_fn, items):
+        """Results in item order; stamped ones end no earlier than this
+        thread received them (a chunk's all at once)."""
+        received = arrived if is_stamped(sync_fn) else None
         if self.chunk is None:
-            return list(pool.map(sync_fn, items))
-        return map_chunks(pool, sync_fn, items, self.chunk)
+            results = pool.map(sync_fn, items)
+            return list(received(results) if received else results)
+        return map_chunks(pool, sync_fn, items, self.chunk, received=received)
 
     def open(self):
         if self.lifetime == "reuse":

@@ -17,10 +17,11 @@ def chunked(items, size):
     return [items[start:start + size] for start in range(0, len(items), size)]
 
 
-def map_chunks(pool, fn, items, size, timeout=None):
-    """Every item's result, in item order, from tasks of ``size`` items."""
+def map_chunks(pool, fn, items, size, timeout=None, received=None):
+    """Every item's result, in item order, from tasks of ``size`` items;
+    ``received``, if given, passes over each chunk's results as it comes."""
     parts = chunked(items, size)
     results = []
     for part in pool.map(map_chunk, [fn] * len(parts), parts, timeout=timeout):
-        results.extend(part)
+        results.extend(received(part) if received else part)
     return results

@@ -36,6 +36,10 @@ class Control(Model):
         return self.reference.item_side
 
     @property
+    def latency_from(self):
+        return self.reference.latency_from
+
+    @property
     def runs_in_subprocesses(self):
         return self.reference.runs_in_subprocesses
 

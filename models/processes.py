@@ -13,6 +13,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from concbench import schema
+from concbench.latency import arrived, is_stamped
 from concbench.lifeline import pool_initializer
 
 from .base import ModelError, PoolModel, positive
@@ -78,4 +79,5 @@ class Processes(PoolModel):
                                    initializer=pool_initializer, initargs=(os.getpid(),))
 
     def map(self, pool, sync_fn, items):
-        return list(pool.map(sync_fn, items, chunksize=self.chunk))
+        results = pool.map(sync_fn, items, chunksize=self.chunk)
+        return list(arrived(results) if is_stamped(sync_fn) else results)

@@ -10,6 +10,7 @@ class Sequential(Model):
     FORM = "sequential"
     timed = "running every item in turn"
     is_reference = True
+    latency_from = "item"
 
     @property
     def name(self):

@@ -19,6 +19,7 @@ class Serial(Model):
     PATTERN = r"(?P<loop>asyncio|uvloop)-serial"
     FORM = "asyncio-serial or uvloop-serial"
     item_side = "async"
+    latency_from = "item"
     timed = "creating the event loop, awaiting every item in turn, closing the loop"
 
     def __init__(self, loop="asyncio"):

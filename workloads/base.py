@@ -84,6 +84,33 @@ JITTER_MS = Option("jitter_ms", "--jitter-ms",
                    "latencies are drawn uniformly in latency +- jitter, in ms",
                    float, 0.0, 60_000.0)
 
+# Open loop (IO workloads): --rate N/s, or a sweep over these rates.
+SWEEP_RATES = (25.0, 100.0, 400.0, 1600.0, 6400.0)
+SWEEP = "sweep"
+
+
+def parse_rate(text):
+    """--rate: items per second ("200" or "200/s"), above 0, or "sweep"."""
+    text = str(text).strip()
+    if text == SWEEP:
+        return SWEEP
+    number = text[:-2] if text.endswith("/s") else text
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError("--rate: %r is not a rate (N or N/s items per second, or "
+                         "sweep)" % text) from None
+    if not 0 < value < float("inf"):
+        raise ValueError("--rate: %s is not a rate above 0 items per second" % text)
+    return value
+
+
+RATE = Option("rate", "--rate", "IO workloads: open loop, items arriving on a fixed "
+              "schedule at N per second whatever the model is doing, latency "
+              "counted from each one's arrival; 'sweep': each IO workload at %s/s"
+              % ", ".join("%g" % r for r in SWEEP_RATES),
+              parse=parse_rate, metavar="N/s|sweep", default=0.0)
+
 
 # Worker counts of the full preset's scaling series.
 THREADS_FULL = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -142,6 +169,13 @@ class Workload:
         """The flags of required options that ``params`` leaves empty."""
         return [option.flag for option in cls.OPTIONS
                 if option.required and not params.get(option.param)]
+
+    @property
+    def label(self):
+        """The workload's name in benchmark names: with its arrival rate in
+        an open-loop run (``http@200/s``)."""
+        rate = self.params.get(RATE.param)
+        return "%s@%g/s" % (self.name, rate) if rate else self.name
 
     # -- inputs -----------------------------------------------------------
     def count(self):
@@ -262,9 +296,11 @@ class Workload:
 
     # -- description ------------------------------------------------------
     def metadata(self):
-        meta = {schema.WORKLOAD: self.name, schema.WORKLOAD_KIND: self.kind,
+        meta = {schema.WORKLOAD: self.label, schema.WORKLOAD_KIND: self.kind,
                 schema.ASYNC_FORM: self.async_form}
         for key, value in self.params.items():
+            if key == RATE.param and not value:
+                continue    # closed loop
             # Per-run figures use "items" for the items actually run.
             meta[schema.ITEMS_PER_BATCH if key == ITEMS.param else key] = value
         meta[schema.ITEMS_PER_BATCH] = self.count()

@@ -41,7 +41,8 @@ import urllib.parse
 
 from concbench import schema
 
-from .base import ITEMS, JITTER_MS, LATENCY_MS, SEED, CheckError, Option, Workload, preset
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option, Workload,
+                   preset)
 
 ENGINES = {"postgresql": "postgresql", "postgres": "postgresql",
            "mysql": "mysql", "mariadb": "mysql"}
@@ -403,7 +404,7 @@ class Db(Workload):
     kind = "io"
     OPTIONS = (
         ITEMS.with_default(50), SEED, LATENCY_MS.with_default(20.0),
-        JITTER_MS.with_default(0.0),
+        JITTER_MS.with_default(0.0), RATE,
         Option("db_url", "--db-url",
                "run the db workload against this server: "
                "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE or "
@@ -417,10 +418,10 @@ class Db(Workload):
                "connect per query, or reuse connections opened before the "
                "timed region", choices=("per-item", "pooled"), default="per-item"),
         Option("query_timeout_s", "--db-timeout",
-               "timeout of each database query, in seconds",
+               "timeout of each database query, in seconds (default: 30)",
                float, 0.001, 3600.0, default=30.0),
     )
-    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", schema.DB_ENGINE,
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", schema.DB_ENGINE,
                 "db_driver", "db_connections", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",

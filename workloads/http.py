@@ -33,7 +33,8 @@ import urllib.request
 from concbench import schema
 from concbench.thresholds import SERVER_BUSY_LIMIT
 
-from .base import ITEMS, JITTER_MS, LATENCY_MS, SEED, CheckError, Option, Workload, preset
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option, Workload,
+                   preset)
 
 CLIENTS = ("requests+aiohttp", "httpx")
 ENDPOINTS = ("work", "httpbin")
@@ -233,7 +234,7 @@ class Http(Workload):
     kind = "io"
     OPTIONS = (
         ITEMS.with_default(200), SEED, LATENCY_MS.with_default(20.0),
-        JITTER_MS.with_default(0.0),
+        JITTER_MS.with_default(0.0), RATE,
         Option("size_bytes", "--size-bytes", "size of each HTTP response, in bytes",
                int, 0, 100 * 1024 * 1024, default=1024),
         Option("http_client", "--http-client",
@@ -243,7 +244,8 @@ class Http(Workload):
         Option("keepalive", "--keepalive",
                "reuse HTTP connections, or open one per request",
                choices=("on", "off"), default="on"),
-        Option("timeout_s", "--http-timeout", "timeout of each HTTP request, in seconds",
+        Option("timeout_s", "--http-timeout", "timeout of each HTTP request, in seconds "
+               "(default: 10)",
                float, 0.001, 3600.0, default=10.0),
         Option("endpoint", "--http-endpoint",
                "the load server's /work, or httpbin's /delay and /bytes "
@@ -255,7 +257,7 @@ class Http(Workload):
                "of starting the local one", parse=server_url, metavar="URL",
                default=""),
     )
-    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "size_bytes",
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", "size_bytes",
                 "http_client", "keepalive", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-8", "processes-2-chunk-1",

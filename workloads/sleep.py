@@ -12,8 +12,8 @@ import time
 
 from concbench import schema
 
-from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, SEED, THREADS_FULL,
-                   Workload, preset)
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, RATE, SEED,
+                   THREADS_FULL, Workload, preset)
 
 
 def sleep_item(item):
@@ -32,8 +32,8 @@ class Sleep(Workload):
     name = "sleep"
     kind = "io"
     OPTIONS = (ITEMS.with_default(50), SEED, LATENCY_MS.with_default(20.0),
-               JITTER_MS.with_default(10.0))
-    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "seed")
+               JITTER_MS.with_default(10.0), RATE)
+    REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", "seed")
     PRESETS = {
         "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],

@@ -16,7 +16,7 @@ PROG = "report.py"
 RENDERERS = {"text": render_text.render, "markdown": render_text.render_markdown,
              "csv": render_csv.render, "json": lambda doc: json.dumps(doc, indent=2)}
 FORMATS = tuple(RENDERERS)
-SORTS = ("name", "time", "speedup", "memory", "cpu", "efficiency")
+SORTS = ("name", "time", "speedup", "memory", "cpu", "efficiency", "latency")
 
 
 class Parser(argparse.ArgumentParser):
@@ -25,13 +25,23 @@ class Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv, prog=PROG):
+    return argument_parser(prog).parse_args(argv)
+
+
+def argument_parser(prog=PROG):
+    """report.py's parser: what --help prints, and what the documentation's
+    option reference is made from."""
     parser = Parser(prog=prog, description="Tables, charts and a shareable page "
                     "from bench.py's pyperf JSON files.")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="pyperf JSON files written by bench.py")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--sort", choices=SORTS, default="name",
-                        help="row order within a workload (default: as run)")
+                        help="row order within a workload (default: as run; "
+                        "latency: by p99)")
+    parser.add_argument("--p99-bound", type=milliseconds, metavar="MS",
+                        help="rate sweeps: the p99 latency a model must keep at a "
+                        "rate to sustain it (default: twice the item's own latency)")
     parser.add_argument("--workload", type=lambda s: [w for w in s.split(",") if w],
                         help="only these workloads (comma-separated)")
     parser.add_argument("--compare-to-table", action="store_true",
@@ -41,7 +51,17 @@ def parse_args(argv, prog=PROG):
                         help="write PNG charts per workload into DIR (needs matplotlib)")
     parser.add_argument("--html", metavar="FILE",
                         help="write the report as one self-contained HTML page")
-    return parser.parse_args(argv)
+    return parser
+
+
+def milliseconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of milliseconds" % text) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("%s is not above 0 ms" % text)
+    return value / 1000.0
 
 
 def check_html_target(path):
@@ -103,7 +123,7 @@ def main(argv=None, prog=PROG):
             raise ReportError("--compare-to-table needs two files or more")
         analyses = [Analysis(path, suite) for path, suite in zip(args.files, suites)]
         if len(analyses) == 1:
-            document = single(analyses[0], args.workload, args.sort)
+            document = single(analyses[0], args.workload, args.sort, args.p99_bound)
         else:
             document = comparison(analyses, args.workload)
         page = (render_html.render(document, [(p, read_text(p)) for p in args.files])
@@ -120,7 +140,8 @@ def main(argv=None, prog=PROG):
             if len(analyses) > 1:
                 # Each file's own charts too, in a folder of its name.
                 plot_documents += [(os.path.join(args.plot, label(a.path)),
-                                    single(a, args.workload, args.sort)) for a in analyses]
+                                    single(a, args.workload, args.sort, args.p99_bound))
+                      for a in analyses]
             for directory, doc in plot_documents:
                 for written in write_plots(doc, directory):
                     print("wrote %s" % written, file=sys.stderr)

@@ -6,6 +6,8 @@ from concbench import schema as K
 from concbench.stats import half_width
 from concbench.units import format_time as fmt_time
 
+from .latencies import percentile
+
 MIB = 1024 * 1024
 
 
@@ -93,6 +95,18 @@ COLUMNS = [
     Column("CPU s/batch", "cpu_s_per_batch", lambda r: r.per_batch(K.CPU_TREE)),
     Column("ctx switches/batch", "ctx_switches_per_batch",
            lambda r: r.per_batch(K.CTX_SWITCHES_VOLUNTARY, K.CTX_SWITCHES_INVOLUNTARY)),
+    # Each item's wait for its result (concbench.latency): the text table
+    # shows p50 and p99, the page every one.
+    Column("latency p50/p99", "latency_p50_s", lambda r: percentile(r, 50),
+           lambda d: "%s / %s" % (fmt_time(d["latency_p50_s"]), fmt_time(d["latency_p99_s"]))
+           if d["latency_p50_s"] is not None else ""),
+    Column("p90", "latency_p90_s", lambda r: percentile(r, 90),
+           page=lambda d: fmt_time(d["latency_p90_s"])),
+    Column("", "latency_p99_s", lambda r: percentile(r, 99)),
+    Column("max latency", "latency_max_s", lambda r: percentile(r, 100),
+           page=lambda d: fmt_time(d["latency_max_s"])),
+    Column("items timed", "latency_items", lambda r: r.latency.total if r.latency else None,
+           page=lambda d: fmt_num(d["latency_items"], "%d")),
     Column("failures", K.FAILURES, lambda r: r.failures,
            lambda d: "" if d[K.FAILURES] is None else str(d[K.FAILURES])),
     Column("flags", "flags", lambda r: ",".join(r.flags), lambda d: d["flags"]),
@@ -109,6 +123,8 @@ SORT_KEYS = {
     "memory": lambda r: r.mem_peak if r.mem_peak is not None else float("inf"),
     "cpu": lambda r: r.cores if r.cores is not None else float("inf"),
     "efficiency": lambda r: -(r.efficiency or 0),
+    # The tail first: what a caller waits for at worst, but for 1 in 100.
+    "latency": lambda r: percentile(r, 99) if r.latency else float("inf"),
 }
 
 

@@ -13,6 +13,7 @@ from concbench import schema as K
 from .columns import COLUMNS, row_record, sort_rows
 from .compare import best_per_file, records
 from .environment import control_state, header_lines, untrusted, workload_params
+from .latencies import curve, sweep_lines
 from .load import ReportError
 from .rows import MODEL_FACTS, build_rows
 from .verdicts import agreement, takeaways
@@ -34,7 +35,7 @@ class Analysis:
         return (self.path, self.suite, self.groups, self.controls)
 
 
-def single(analysis, workloads=None, sort="name"):
+def single(analysis, workloads=None, sort="name", p99_bound=None):
     """The document of one file."""
     groups = analysis.selected(workloads)
     if not groups:
@@ -50,7 +51,8 @@ def single(analysis, workloads=None, sort="name"):
             "trusted": (not untrusted({n: controls[n] for n in usable})
                         if usable else None),
             "workloads": {name: workload_entry(rows, sort, controls.get(name))
-                          for name, rows in groups.items()}}
+                          for name, rows in groups.items()},
+            "sweeps": sweep_lines(groups, p99_bound)}
 
 
 def workload_entry(rows, sort, control=None):
@@ -60,7 +62,8 @@ def workload_entry(rows, sort, control=None):
             "control": control_record(control),
             "rows": [dict(row_record(r), **{K.MODEL: r.model},
                           series=r.series() if r.ours else None,
-                          workers=r.workers() if r.ours and r.series() else None)
+                          workers=r.workers() if r.ours and r.series() else None,
+                          latency_curve=curve(r))
                      for r in sort_rows(rows, sort)],
             "takeaways": takeaways(rows)}
 

@@ -141,6 +141,13 @@ def pairing_lines(groups):
         ways.setdefault(how, []).append((name, statistics.median(gaps) if gaps else None))
     if not ways:
         return []
+    overhead = [name for name, rows in groups.items()
+                if any(r.meta.get(K.PAIRED_WITH) for r in rows)]
+    if overhead:
+        return ["paired with: each model's batches recorded against the same model's "
+                "unrecorded (--latency-overhead) in %s: a speedup there is what "
+                "recording latencies costs (below 1: recording is slower)"
+                % ", ".join(overhead)]
     parts = []
     for how, found in ways.items():
         gaps = [gap for _, gap in found if gap is not None]

@@ -9,6 +9,8 @@ import re
 
 from concbench import schema as K
 
+from concbench.units import format_time
+
 from .columns import MIB
 from .document import is_comparison, label
 
@@ -35,7 +37,42 @@ def workload_charts(plt, name, entry):
     scaling = scaling_figure(plt, name, entry)
     if scaling is not None:
         charts.append(("-scaling", scaling))
+    waits = latency_figure(plt, name, entry)
+    if waits is not None:
+        charts.append(("-latency", waits))
     return charts
+
+
+def latency_figure(plt, name, entry):
+    """Each model's latency against the percentile, both on log axes: the
+    percentile as its nines (50, 90, 99, 99.9), the largest at the right."""
+    import math
+
+    import matplotlib.ticker
+
+    rows = [d for d in entry["rows"] if d.get("latency_curve")]
+    if not rows:
+        return None
+    figure, axis = plt.subplots(figsize=(7.5, 4.2))
+
+    def nines(share):
+        return -math.log10(1 - min(share, 99.99) / 100.0)
+    for d in rows:
+        shares = [share for share, _ in d["latency_curve"]]
+        axis.plot([nines(s) for s in shares], [v for _, v in d["latency_curve"]],
+                  marker="o", markersize=3, label=d[K.MODEL])
+    ticks = [50, 90, 99, 99.9, 100]
+    axis.set_xticks([nines(s) for s in ticks])
+    axis.set_xticklabels(["p50", "p90", "p99", "p99.9", "max"])
+    axis.set_yscale("log")
+    axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: format_time(v)))
+    axis.set_ylabel("latency")
+    axis.set_title("%s: each item's wait for its result" % name)
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(loc="upper left", fontsize=7, ncol=2, frameon=False)
+    figure.tight_layout()
+    return figure
 
 
 def _height(count):

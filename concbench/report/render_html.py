@@ -109,8 +109,13 @@ def single_body(document, plt):
                         "axis), time per batch against the ideal, and the peak "
                         "memory of the process tree.",
                     "-scaling": "Speedup against the worker count, per series, with "
-                                "95% intervals."}[suffix]))
+                                "95% intervals.",
+                    "-latency": "Each item's wait for its result, by percentile (log "
+                                "axes: 50, 90, 99, 99.9%, and the largest), one line "
+                                "per model."}[suffix]))
         parts.append("</section>")
+    if document.get("sweeps"):
+        parts.append("<section><h2>Rate sweeps</h2>%s</section>" % bullets(document["sweeps"]))
     return "".join(parts)
 
 

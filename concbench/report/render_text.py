@@ -24,6 +24,9 @@ def render(document, markdown=False):
         if said:
             lines.append("")
             lines.extend(bullet + t for t in said)
+    if document.get("sweeps"):
+        lines.append("")
+        lines.extend(bullet + line for line in document["sweeps"])
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from concbench.stats import half_width, imprecise, paired_ratio, ratio_of, verdi
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
 
-from . import pairs
+from . import latencies, pairs
 from .environment import usual_gil
 from .load import across_runs, run_figures
 
@@ -49,6 +49,7 @@ class Row:
         # Each run's peak: what a comparison of two files' memory pairs up.
         self.mem_peaks = [m[K.MEM_TREE_PEAK] for m in self.runs if K.MEM_TREE_PEAK in m]
         self.failures = across_runs(self.runs, K.FAILURES)
+        self.latency = latencies.histogram(self.runs)
         self.cpu_per_item = self._cpu_per_item()
         self.by_round = self._by_round()
         self.pairing = self.meta.get(K.PAIRING, "round")
@@ -240,6 +241,8 @@ class Row:
             self.flags.append("cpu-incomplete")
         if self.failures:
             self.flags.append("failures")
+        if latencies.overloaded(self):
+            self.flags.append("overloaded")
         items = across_runs(self.runs, K.ITEMS)
         if self.items and items is not None:
             expected = self.items * sum(len(r.values) for r in self.bench.get_runs()

@@ -1,0 +1,197 @@
+"""How long each item waited for its result, in every batch of every model.
+
+Every item's function is wrapped (``Stamped``, ``stamp_async``) to return
+its result with the moments its call started and ended, read from one
+clock, ``time.monotonic`` (CLOCK_MONOTONIC on Linux: one clock for every
+process of the machine, so a pool process's stamps compare with the
+worker's). A pool hands results back in item order, a chunk at a time: the
+caller has an item's result only when the pool has handed it over, so pool
+models also stamp each result as it arrives (``arrived``). An item's latency
+runs to the later of the two, from when the model took it up: its own call's
+start for models that take one item after another (``Model.latency_from``
+"item"), the batch's start for models handed every item at once (a pool's
+map, an event loop's tasks: "batch"). In an open-loop batch (``--rate``)
+each item is due at a scheduled moment, its call waits for it, and its
+latency runs from that moment, whatever the model was doing then.
+
+Latencies go into a histogram of buckets 1% wide (HdrHistogram's idea; its
+package has no wheels for free-threaded builds, and its C extension would
+turn the GIL back on there): any percentile within 0.5% of the truth,
+however many items, and the largest kept exactly.
+"""
+
+import math
+import time
+
+clock = time.monotonic
+
+# Buckets: [FLOOR * RATIO**i, FLOOR * RATIO**(i + 1)).
+FLOOR = 1e-7
+RATIO = 1.01
+_LOG_RATIO = math.log(RATIO)
+
+
+class Stamped:
+    """The sync form of an item, returning (result, started, ended).
+    Picklable when its function is, so pool processes run it."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, item):
+        started = clock()
+        result = self.function(item)
+        return result, started, clock()
+
+    def __getstate__(self):
+        return self.function
+
+    def __setstate__(self, function):
+        self.function = function
+
+
+def stamp_async(function):
+    """The async form of an item, returning (result, started, ended)."""
+    async def stamped(item):
+        started = clock()
+        result = await function(item)
+        return result, started, clock()
+    stamped.__wrapped__ = function
+    # What a model looks up on the async item (a session per loop).
+    for name in ("open_loop", "close_loop"):
+        if hasattr(function, name):
+            setattr(stamped, name, getattr(function, name))
+    return stamped
+
+
+class Scheduled:
+    """An open-loop item's sync form: items are (due, item); the call waits
+    until its item is due, then runs it: (result, due, ended)."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, due_item):
+        due, item = due_item
+        wait = due - clock()
+        if wait > 0:
+            time.sleep(wait)
+        result = self.function(item)
+        return result, due, clock()
+
+    def __getstate__(self):
+        return self.function
+
+    def __setstate__(self, function):
+        self.function = function
+
+
+def schedule_async(function):
+    """An open-loop item's async form (see ``Scheduled``)."""
+    import asyncio
+
+    async def scheduled(due_item):
+        due, item = due_item
+        wait = due - clock()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        result = await function(item)
+        return result, due, clock()
+    scheduled.__wrapped__ = function
+    for name in ("open_loop", "close_loop"):
+        if hasattr(function, name):
+            setattr(scheduled, name, getattr(function, name))
+    return scheduled
+
+
+def arrived(results):
+    """A pool's stamped results, as the caller receives them: each one ends
+    no earlier than it reached the caller."""
+    for result, started, ended in results:
+        now = clock()
+        yield result, started, max(ended, now)
+
+
+def is_stamped(function):
+    """Whether ``function`` is an item wrapped here (its results stamped)."""
+    return isinstance(function, (Stamped, Scheduled))
+
+
+def unstamp(stamped):
+    """([results], [started], [ended]) of a batch's stamped results."""
+    results, started, ended = [], [], []
+    for result, start, end in stamped:
+        results.append(result)
+        started.append(start)
+        ended.append(end)
+    return results, started, ended
+
+
+class Histogram:
+    """Counts of latencies in buckets 1% wide, and the largest exactly."""
+
+    def __init__(self, counts=None, largest=0.0):
+        self.counts = dict(counts or {})
+        self.largest = largest
+
+    @property
+    def total(self):
+        return sum(self.counts.values())
+
+    def add(self, seconds):
+        index = bucket(seconds)
+        self.counts[index] = self.counts.get(index, 0) + 1
+        if seconds > self.largest:
+            self.largest = seconds
+
+    def merge(self, other):
+        for index, count in other.counts.items():
+            self.counts[index] = self.counts.get(index, 0) + count
+        self.largest = max(self.largest, other.largest)
+        return self
+
+    def percentile(self, share):
+        """The latency below which ``share`` (0 to 100) of the items fall:
+        the middle of its bucket; the largest itself at 100."""
+        total = self.total
+        if not total:
+            return None
+        if share >= 100:
+            return self.largest
+        rank = max(1, math.ceil(share / 100.0 * total))
+        seen = 0
+        for index in sorted(self.counts):
+            seen += self.counts[index]
+            if seen >= rank:
+                return min(self.largest, FLOOR * RATIO ** (index + 0.5))
+        return self.largest
+
+    def encode(self):
+        """'largest;index:count,...' (what a run's metadata keeps)."""
+        return "%r;%s" % (self.largest, ",".join(
+            "%d:%d" % (index, count) for index, count in sorted(self.counts.items())))
+
+    @classmethod
+    def decode(cls, text):
+        """The histogram ``encode`` wrote; ValueError if it is not one."""
+        largest, _, pairs = text.partition(";")
+        counts = {}
+        for pair in filter(None, pairs.split(",")):
+            index, count = pair.split(":")
+            counts[int(index)] = int(count)
+        return cls(counts, float(largest))
+
+
+def bucket(seconds):
+    return int(math.floor(math.log(max(seconds, FLOOR) / FLOOR) / _LOG_RATIO))
+
+
+def histogram_of(latencies):
+    found = Histogram()
+    for seconds in latencies:
+        found.add(seconds)
+    return found

@@ -1,0 +1,192 @@
+"""Each item's latency in every batch: the histogram's error, what a real run
+records per model, the report's columns, chart and sort, open-loop runs at
+a given arrival rate and their sweep, and bad --rate values."""
+
+import csv
+import io
+import json
+import math
+import random
+
+import pyperf
+import pytest
+
+from concbench.latency import RATIO, Histogram, histogram_of
+from conftest import ROOT, run, run_bench
+
+REPORT = str(ROOT / "report.py")
+
+
+def document(folder, name, *args):
+    proc = run([REPORT, name, "--format", "json"] + list(args), folder)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def rows_of(doc):
+    return {row["benchmark"]: row for entry in doc["workloads"].values()
+            for row in entry["rows"]}
+
+
+def test_the_histogram_keeps_every_percentile_within_its_error():
+    rnd = random.Random(7)
+    values = [rnd.lognormvariate(math.log(0.02), 0.8) for _ in range(20000)]
+    found = histogram_of(values)
+    ordered = sorted(values)
+    for share in (1, 50, 90, 99, 99.9):
+        exact = ordered[max(0, math.ceil(share / 100 * len(values)) - 1)]
+        assert found.percentile(share) == pytest.approx(exact, rel=(RATIO - 1) / 2 + 1e-9)
+    assert found.percentile(100) == max(values) and found.total == len(values)
+    # What a run's metadata keeps, merged over runs.
+    again = Histogram.decode(found.encode())
+    assert again.counts == found.counts and again.largest == found.largest
+    assert again.merge(found).total == 2 * len(values)
+    assert len(found.encode()) < 12 * len(found.counts) + 20
+
+
+@pytest.fixture(scope="module")
+def closed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("closed")
+    proc = run_bench(["--workload", "sleep,encode", "--model",
+                      "sequential,asyncio,threads-4,processes-2-chunk-50",
+                      "--items", "400", "--latency-ms", "2", "--jitter-ms", "1",
+                      "-p", "2", "-n", "2", "-w", "1", "--no-control", "-o", "c.json"],
+                     folder)
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+def test_every_model_records_every_item(closed):
+    suite = pyperf.BenchmarkSuite.load(str(closed / "c.json"))
+    for bench in suite.get_benchmarks():
+        from_ = bench.get_metadata()["latency_from"]
+        model = bench.get_metadata()["model"]
+        assert from_ == ("item" if model == "sequential" else "batch"), bench.get_name()
+        for run_ in bench.get_runs():
+            meta = run_.get_metadata()
+            histogram = Histogram.decode(meta["latency_hist"])
+            # One latency per item of every value's batch, none lost.
+            assert histogram.total == meta["items"] == 2 * 400
+    doc = document(closed, "c.json")
+    rows = rows_of(doc)
+    sleep = rows["sleep/sequential"]
+    # Each item waits its own sleep: 2 +- 1 ms, the tail bounded by 3 ms
+    # and what sleeping and the clock add.
+    assert 1.6e-3 < sleep["latency_p50_s"] < 3e-3
+    assert sleep["latency_p99_s"] < 3 * 3e-3
+    assert sleep["latency_items"] == 4 * 400
+    # Handed every item at once, the thread pool's items queue for 4
+    # threads: their latency runs from the batch's start, up to its end.
+    pooled = rows["sleep/threads-4"]
+    assert pooled["latency_max_s"] > 20 * sleep["latency_p50_s"]
+    assert pooled["latency_max_s"] <= pooled["mean_s"] * 1.5
+    # A chunk's items reach the caller together: the pool's median item
+    # waits at least a chunk's worth of sequential items (50 here).
+    chunked = rows["encode/processes-2-chunk-50"]
+    item = rows["encode/sequential"]["latency_p50_s"]
+    assert chunked["latency_p50_s"] > 50 * item * 0.5, (chunked, item)
+    for row in rows.values():
+        assert row["latency_p50_s"] <= row["latency_p90_s"] <= row["latency_p99_s"] \
+            <= row["latency_max_s"]
+        assert [share for share, _ in row["latency_curve"]] == [50, 75, 90, 95, 99,
+                                                                 99.9, 100]
+
+
+def test_the_report_shows_sorts_and_charts_latency(closed):
+    text = run([REPORT, "c.json", "--sort", "latency"], closed).stdout
+    assert "latency p50/p99" in text
+    sleep = [line.split()[0] for line in text.splitlines() if line.startswith("sleep/")]
+    rows = rows_of(document(closed, "c.json"))
+    assert sleep == sorted(sleep, key=lambda name: rows[name]["latency_p99_s"])
+    table = list(csv.DictReader(io.StringIO(
+        run([REPORT, "c.json", "--format", "csv"], closed).stdout)))
+    assert {"latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s",
+            "latency_items"} <= set(table[0])
+    page = closed / "c.html"
+    proc = run([REPORT, "c.json", "--html", str(page)], closed)
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    assert "each item&#x27;s wait for its result" in html.lower() or \
+        "each item's wait for its result" in html.lower()
+    assert "<th>p90</th>" in html and "<th>max latency</th>" in html
+
+
+def test_open_loop_at_a_rate_below_and_above_capacity(tmp_path):
+    """20 items of 10 ms at 50/s: asyncio keeps up and each item waits its
+    own 10 ms from its arrival; sequential can serve 100/s and keeps up too;
+    at 400/s sequential falls behind and is flagged overloaded."""
+    proc = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
+                      "--items", "20", "--latency-ms", "10", "--jitter-ms", "0",
+                      "--rate", "50/s", "-p", "1", "-n", "1", "-w", "1",
+                      "--no-control", "-o", "r.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(document(tmp_path, "r.json"))
+    assert set(rows) == {"sleep@50/s/sequential", "sleep@50/s/asyncio"}
+    for row in rows.values():
+        assert "overloaded" not in row["flags"]
+        assert 9e-3 < row["latency_p50_s"] < 20e-3
+        # The batch lasts as long as the schedule: 20 items at 50/s.
+        assert 0.38 - 0.01 < row["mean_s"] < 0.38 + 0.1
+    proc = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
+                      "--items", "20", "--latency-ms", "10", "--jitter-ms", "0",
+                      "--rate", "400", "-p", "1", "-n", "1", "-w", "1",
+                      "--no-control", "-o", "o.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(document(tmp_path, "o.json"))
+    assert "overloaded" in rows["sleep@400/s/sequential"]["flags"]
+    assert "overloaded" not in rows["sleep@400/s/asyncio"]["flags"]
+    # Its items queue: the last waits about 20 x 10 ms - 20 x 2.5 ms.
+    assert rows["sleep@400/s/sequential"]["latency_max_s"] > 0.1
+
+
+def test_a_rate_sweep_names_each_models_knee(tmp_path):
+    proc = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
+                      "--items", "12", "--latency-ms", "20", "--jitter-ms", "0",
+                      "--rate", "sweep", "-p", "1", "-n", "1", "-w", "0",
+                      "--no-control", "-o", "s.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = document(tmp_path, "s.json")
+    assert len(doc["workloads"]) == 5
+    [line] = doc["sweeps"]
+    assert line.startswith("rate sweep sleep at 25, 100, 400, 1600, 6400/s: the "
+                           "highest rate kept up with a p99 within 40 ms: ")
+    # Sequential serves 50 items/s of 20 ms: it keeps up at 25/s only.
+    assert "sequential 25/s (knee 100/s)" in line
+    assert "asyncio " in line
+    text = run([REPORT, "s.json"], tmp_path).stdout
+    assert "rate sweep sleep" in text
+
+
+@pytest.mark.parametrize("value, said", [
+    ("0", "--rate: 0 is not a rate above 0 items per second"),
+    ("-5", "--rate: -5 is not a rate above 0 items per second"),
+    ("fast", "--rate: 'fast' is not a rate (N or N/s items per second, or sweep)"),
+])
+def test_a_bad_rate_is_one_line_and_nothing_written(tmp_path, value, said):
+    proc = run_bench(["--workload", "sleep", "--rate", value, "-o", "x.json"], tmp_path)
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_rate_for_cpu_work_is_refused(tmp_path):
+    proc = run_bench(["--workload", "sleep,encode", "--rate", "100", "-o", "x.json"],
+                     tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("bench.py: error: --rate applies to IO workloads "
+                                   "(items that wait), not to encode, a cpu workload")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_the_recording_overhead_is_a_paired_ratio(tmp_path):
+    proc = run_bench(["--workload", "encode", "--model", "sequential,asyncio", "--items", "500",
+                      "--latency-overhead", "--no-control", "-p", "2", "-n", "2",
+                      "-w", "1", "-o", "v.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "v.json"))
+    bench = suite.get_benchmark("encode/asyncio")
+    assert bench.get_metadata()["paired_with"] == "itself unrecorded"
+    for run_ in bench.get_runs():
+        assert len(run_.get_metadata()["paired_reference_s"].split()) == 2
+    row = rows_of(document(tmp_path, "v.json"))["encode/asyncio"]
+    assert 0.5 < row["speedup"] < 2
