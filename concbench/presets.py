@@ -26,7 +26,7 @@ experiment with its own run counts and adds none unless asked.
 PRESETS = {
     "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1},
               "round_values": 1, "max_time": 50},
-    "default": {"runner": {"processes": 2, "values": 4, "warmups": 1},
+    "default": {"runner": {"processes": 2, "values": 3, "warmups": 1},
                 "round_values": 1, "max_time": 510},
     "full": {"runner": {"processes": 5, "values": 3, "warmups": 1},
              "round_values": 1, "max_time": 3 * 3600},
