@@ -24,7 +24,7 @@ empty :=
 space := $(empty) $(empty)
 VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
 
-.PHONY: bench scenario test versions venv clean
+.PHONY: bench docs scenario test versions venv clean
 
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
@@ -51,6 +51,13 @@ scenario: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The reference pages (docs/, Sphinx and MyST): warnings, broken links and
+# references are errors. The option reference and the metadata keys are made
+# from the code at every build.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W -n --keep-going -q -b html docs docs/_build/html
+	@echo "docs/_build/html/index.html"
+
 venv: $(STAMP)
 
 # Builds with the GIL also get the packages that have no free-threaded wheel.
@@ -65,4 +72,4 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .tox *.egg-info
+	rm -rf $(VENV) .tox *.egg-info docs/_build docs/_generated

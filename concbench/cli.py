@@ -63,6 +63,14 @@ def make_runner(program_args=None):
     return runner
 
 
+def argument_parser(prog="bench.py"):
+    """bench.py's whole parser, pyperf's options with ours: what --help
+    prints, and what the documentation's option reference is made from."""
+    runner = make_runner()
+    runner.argparser.prog = prog
+    return runner.argparser
+
+
 def matrix_or_fail(args, left_out=None):
     try:
         return build_matrix(args, left_out)

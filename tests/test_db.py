@@ -1,7 +1,7 @@
 """The db workload against real PostgreSQL and MariaDB/MySQL servers.
 
 The servers come from CONCBENCH_PG_URL and CONCBENCH_MYSQL_URL (defaults: the
-local ones of the README). Where a server does not answer, its tests skip,
+local ones of docs/models.md). Where a server does not answer, its tests skip,
 except under .ci/run (CONCBENCH_REQUIRE_SERVICES=1), where they fail.
 """
 

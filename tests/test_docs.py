@@ -1,0 +1,88 @@
+"""The documentation builds with every warning an error (broken links and
+references included), its option reference and metadata table are the
+code's own, and the README is a front page whose links all lead somewhere."""
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from concbench import schema
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
+
+
+def build(source, target):
+    return subprocess.run([sys.executable, "-m", "sphinx", "-W", "-n", "--keep-going",
+                           "-q", "-b", "html", str(source), str(target)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    target = tmp_path_factory.mktemp("html")
+    proc = build(DOCS, target)
+    assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr
+    return target
+
+
+def test_the_options_are_what_help_prints(built):
+    """Every option bench.py --help and report.py --help print is on the
+    options page, made from the same parsers."""
+    page = (built / "options.html").read_text()
+    for program in ("bench.py", "report.py"):
+        proc = subprocess.run([sys.executable, str(ROOT / program), "--help"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", proc.stdout))
+        assert len(flags) > (30 if program == "bench.py" else 6), flags
+        for flag in flags:
+            assert flag in page, (program, flag)
+
+
+def test_the_metadata_table_is_the_schemas(built):
+    page = (built / "metadata.html").read_text()
+    for key in schema.KEYS:
+        assert "<code class=\"docutils literal notranslate\"><span class=\"pre\">%s</span>" \
+            % key in page, key
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    copy = tmp_path / "docs"
+    shutil.copytree(DOCS, copy, ignore=shutil.ignore_patterns("_build", "_generated"))
+    page = copy / "report.md"
+    page.write_text(page.read_text() + "\nSee [nothing](statistics.md#no-such-heading).\n")
+    proc = build(copy, tmp_path / "html")
+    assert proc.returncode != 0 and "no-such-heading" in proc.stderr, proc.stderr
+
+
+def test_the_readme_is_a_front_page_whose_links_resolve():
+    text = (ROOT / "README.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 260, len(lines)
+    # The two commands come first.
+    assert lines[2:6] == ["```sh",
+                          "make bench    # the main job: set up .venv, run the default "
+                          "suite, print the report",
+                          "make test     # the tests: set up .venv, run pytest", "```"]
+    for target in re.findall(r"\]\(([^)#]+?)(?:#([^)]*))?\)", text):
+        path, anchor = target
+        if path.startswith(("http://", "https://")):
+            continue
+        assert (ROOT / path).exists(), path
+        if anchor:
+            headings = [slug(line.lstrip("#").strip())
+                        for line in (ROOT / path).read_text().splitlines()
+                        if line.startswith("#")]
+            assert anchor in headings, (path, anchor)
+    for anchor in re.findall(r"\]\(#([^)]*)\)", text):
+        assert anchor in [slug(line.lstrip("#").strip()) for line in lines
+                          if line.startswith("#")], anchor
+
+
+def slug(heading):
+    """A heading's anchor as GitHub and MyST make it."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
