@@ -84,14 +84,34 @@ class Stopped(SystemExit):
         self.signum = signum
 
 
+_received = []
+
+
+def ending_error(signum):
+    return KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
+
+
 def exit_on_signals():
     """SIGTERM and SIGHUP end the process as Ctrl-C does, through its exit
-    handlers. A signal ignored when it started (nohup) stays ignored."""
+    handlers. A signal ignored when it started (nohup) stays ignored.
+
+    A handler's exception is lost when the handler happens to run inside a
+    finalizer (a ``__del__`` that the garbage collector calls while a large
+    results file is written, say): Python prints it and goes on. Each
+    signal is therefore also kept, and ``stop_if_signalled`` raises it again
+    where the run goes on to its next step."""
     def handler(signum, frame):
-        raise Stopped(signum)
+        _received.append(signum)
+        raise ending_error(signum)
     for signum in ENDING:
-        if signum != signal.SIGINT and signal.getsignal(signum) != signal.SIG_IGN:
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None):
             signal.signal(signum, handler)
+
+
+def stop_if_signalled():
+    """Raise the first ending signal received, if any (see exit_on_signals)."""
+    if _received:
+        raise ending_error(_received[0])
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from concbench import gil, schema
 from concbench.adaptive import Plan
 from concbench.batches import time_batches
 from concbench.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
-                               stop_descendants)
+                               stop_descendants, stop_if_signalled)
 from concbench.figures import HOOK_NAME
 from concbench.lifeline import follow
 from concbench.matrix import MatrixError, build_matrix, library_versions
@@ -347,6 +347,7 @@ class Master:
         self.start = progress.start
 
     def run(self, round_number, index, last):
+        stop_if_signalled()
         bench = self.matrix[index]
         name = task_name(bench.name, round_number)
         started = time.monotonic()
@@ -360,6 +361,7 @@ class Master:
         run = filed(result, bench.name, round_number if round_number is None
                     else self.first + round_number)
         self.results.add(run, self.order)
+        stop_if_signalled()
         if bench.name not in self.warned and warn_gil(run, self.expected):
             self.warned.add(bench.name)
         self.progress.task_done(run, last)

@@ -6,13 +6,14 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import psutil
 import pyperf
 import pytest
 
-from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
+from conftest import BENCH, ROOT, TINY_RUNNER, default_sigint, run_bench
 from test_http import run_http
 
 
@@ -161,3 +162,27 @@ def test_thousand_threads_and_ten_thousand_requests_without_failure():
             assert summary["failures"] == 0, summary
     finally:
         server.stop()
+
+
+def test_a_signal_lost_in_a_finalizer_still_stops_the_run():
+    """A handler that runs inside a __del__ (the garbage collector's, while
+    a results file is written) has its exception printed and dropped by
+    Python: the run raises it again at its next step."""
+    script = textwrap.dedent("""
+        import os, signal, sys
+        sys.path.insert(0, %r)
+        from concbench.cleanup import exit_on_signals, stop_if_signalled
+        exit_on_signals()
+        class Finalized:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGHUP)
+                sum(range(1000))       # the handler runs here
+        Finalized()
+        print("went on", flush=True)
+        stop_if_signalled()
+        print("not stopped", flush=True)
+    """ % str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout == "went on\n" and "Exception ignored" in proc.stderr, proc
+    assert proc.returncode == 128 + signal.SIGHUP, proc
