@@ -5,6 +5,7 @@ sequential reference and the figures around it happen outside the timed
 region, and any mismatch ends the benchmark loudly.
 """
 
+import statistics
 import sys
 import time
 import traceback
@@ -130,16 +131,31 @@ def timed_run(bench, prepared, around=None):
         waited = [end - clock.began for end in ended]
     figures = {schema.LATENCY_HIST: latency.histogram_of(waited)}
     if rate:
-        # Results per second from the first to the last: the arrival rate
-        # itself when the model keeps up, whatever one item takes.
-        span = max(ended) - min(ended)
-        figures[schema.ARRIVAL_RATE_ACHIEVED] = ((len(items) - 1) / span
-                                                 if len(items) > 1 and span > 0 else rate)
+        figures[schema.ARRIVAL_RATE_ACHIEVED] = delivered_rate(started, ended, rate)
     return clock.elapsed, counts, figures
 
 
 # An open-loop batch's first item is due this long after the batch starts.
 SCHEDULE_LEAD = 0.001
+
+
+def delivered_rate(due, ended, rate):
+    """Results per second an open-loop batch delivered against its schedule.
+    A model that keeps up delivers at the arrival rate, however long one
+    item takes; one that falls behind makes each item later than the one
+    before. Lateness that grows by g seconds per second of schedule spreads
+    the results over 1 + g times the schedule: rate / (1 + g). The medians
+    of the first and the last quarter of the items measure g, so that the
+    jitter of single items does not count as falling behind."""
+    late = [end - at for at, end in zip(due, ended)]
+    quarter = len(late) // 4
+    if quarter < 2:
+        span = max(ended) - min(ended)
+        return (len(late) - 1) / span if len(late) > 1 and span > 0 else rate
+    schedule = statistics.median(due[-quarter:]) - statistics.median(due[:quarter])
+    growth = (statistics.median(late[-quarter:]) - statistics.median(late[:quarter])) \
+        / schedule
+    return rate / max(1.0 + growth, 1e-9)
 
 
 def run_batch(bench, prepared):

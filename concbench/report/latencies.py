@@ -9,7 +9,7 @@ from concbench.units import format_time
 # The percentiles of a row's latency curve (the page's chart, JSON).
 CURVE = (50, 75, 90, 95, 99, 99.9, 100)
 # An open-loop run kept up when it completed this share of its arrival rate.
-KEPT_UP = 0.9
+KEPT_UP = 0.95
 
 
 def histogram(runs):
