@@ -189,6 +189,11 @@ def main(spec):
 
     def disposition():
         signal.signal(signal.SIGINT, signal.SIG_IGN if ignore else signal.SIG_DFL)
+        # A suite started under nohup would pass its ignored hangup on, and
+        # bench.py keeps an ignored SIGHUP ignored: each attempt starts as
+        # a terminal's command does.
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     start = time.monotonic()
     with open(os.path.join(workdir, "stderr.txt"), "w") as stderr:
         proc = subprocess.Popen([sys.executable, BENCH] + spec["args"], cwd=workdir,

@@ -183,6 +183,7 @@ def test_a_signal_lost_in_a_finalizer_still_stops_the_run():
         print("not stopped", flush=True)
     """ % str(ROOT))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, preexec_fn=lambda: signal.signal(
+                              signal.SIGHUP, signal.SIG_DFL))     # not nohup's
     assert proc.stdout == "went on\n" and "Exception ignored" in proc.stderr, proc
     assert proc.returncode == 128 + signal.SIGHUP, proc
