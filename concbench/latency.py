@@ -31,25 +31,31 @@ RATIO = 1.01
 _LOG_RATIO = math.log(RATIO)
 
 
-class Stamped:
-    """The sync form of an item, returning (result, started, ended).
-    Picklable when its function is, so pool processes run it."""
+class _Wrapped:
+    """An item's sync form around its function; picklable when the function
+    is, so pool processes run it."""
 
     __slots__ = ("function",)
 
     def __init__(self, function):
         self.function = function
 
-    def __call__(self, item):
-        started = clock()
-        result = self.function(item)
-        return result, started, clock()
-
     def __getstate__(self):
         return self.function
 
     def __setstate__(self, function):
         self.function = function
+
+
+class Stamped(_Wrapped):
+    """The sync form of an item, returning (result, started, ended)."""
+
+    __slots__ = ()
+
+    def __call__(self, item):
+        started = clock()
+        result = self.function(item)
+        return result, started, clock()
 
 
 def stamp_async(function):
@@ -58,22 +64,24 @@ def stamp_async(function):
         started = clock()
         result = await function(item)
         return result, started, clock()
-    stamped.__wrapped__ = function
-    # What a model looks up on the async item (a session per loop).
+    return _carried(function, stamped)
+
+
+def _carried(function, wrapper):
+    """``wrapper`` with what a model looks up on the async item (its session
+    per loop: open_loop, close_loop)."""
+    wrapper.__wrapped__ = function
     for name in ("open_loop", "close_loop"):
         if hasattr(function, name):
-            setattr(stamped, name, getattr(function, name))
-    return stamped
+            setattr(wrapper, name, getattr(function, name))
+    return wrapper
 
 
-class Scheduled:
+class Scheduled(_Wrapped):
     """An open-loop item's sync form: items are (due, item); the call waits
     until its item is due, then runs it: (result, due, ended)."""
 
-    __slots__ = ("function",)
-
-    def __init__(self, function):
-        self.function = function
+    __slots__ = ()
 
     def __call__(self, due_item):
         due, item = due_item
@@ -82,12 +90,6 @@ class Scheduled:
             time.sleep(wait)
         result = self.function(item)
         return result, due, clock()
-
-    def __getstate__(self):
-        return self.function
-
-    def __setstate__(self, function):
-        self.function = function
 
 
 def schedule_async(function):
@@ -101,11 +103,7 @@ def schedule_async(function):
             await asyncio.sleep(wait)
         result = await function(item)
         return result, due, clock()
-    scheduled.__wrapped__ = function
-    for name in ("open_loop", "close_loop"):
-        if hasattr(function, name):
-            setattr(scheduled, name, getattr(function, name))
-    return scheduled
+    return _carried(function, scheduled)
 
 
 def arrived(results):
@@ -118,7 +116,7 @@ def arrived(results):
 
 def is_stamped(function):
     """Whether ``function`` is an item wrapped here (its results stamped)."""
-    return isinstance(function, (Stamped, Scheduled))
+    return isinstance(function, _Wrapped)
 
 
 def unstamp(stamped):
