@@ -53,7 +53,7 @@ def latency_figure(plt, name, entry):
     rows = [d for d in entry["rows"] if d.get("latency_curve")]
     if not rows:
         return None
-    figure, axis = plt.subplots(figsize=(7.5, 4.2))
+    figure, axis = plt.subplots(figsize=(9, 4.2))
 
     def nines(share):
         return -math.log10(1 - min(share, 99.99) / 100.0)
@@ -70,7 +70,7 @@ def latency_figure(plt, name, entry):
     axis.set_ylabel("latency")
     axis.set_title("%s: each item's wait for its result" % name)
     axis.grid(True, which="both", alpha=0.3)
-    axis.legend(loc="upper left", fontsize=7, ncol=2, frameon=False)
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     figure.tight_layout()
     return figure
 
