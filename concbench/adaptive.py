@@ -55,28 +55,31 @@ def percentage(text):
 
 def is_open(ratio, precision=None):
     """Whether a row whose speedup is ``ratio`` still needs rounds:
-    undecided, or wider than +-``precision`` percent."""
-    if precision is None:
-        return verdict(ratio) == "undecided"
-    return imprecise(ratio, precision)
+    undecided, or wider than +-``precision`` percent. A row within the
+    precision whose interval still straddles 1 or an end of the "same"
+    band (0.99x [0.94-1.03]) has answered no question yet: it stays open."""
+    if verdict(ratio) == "undecided":
+        return True
+    return precision is not None and imprecise(ratio, precision)
 
 
 # No estimate beyond this many rounds: a row that needs more is hopeless.
 MOST_ROUNDS = 200
 
 
-def rounds_needed(logs, precision=None, alpha=anytime.ALPHA, bar=None):
+def rounds_needed(logs, precision=None, alpha=anytime.ALPHA, bar=None, floor=None):
     """How many rounds in all the row is likely to need before its interval
     is decided (or within +-``precision`` percent), if its per-round log
     ratios keep the mean and spread of ``logs``: the least n whose
     confidence sequence's half-width (at level 1 - ``alpha``) fits the
     nearest target; with ``bar``, the target is an interval clear of that
     log ratio. The spread of two rounds says too little to give a row up:
-    below three, one more."""
+    below three, one more. ``floor``: the least spread, as the interval
+    takes it (``stats.ratio_of``)."""
     count = len(logs)
     if count < 3:
         return count + 1
-    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    mean, spread = statistics.fmean(logs), max(statistics.stdev(logs), floor or 0.0)
     if spread == 0:
         return max(count, anytime.first_bounded(alpha))
     if precision:
@@ -133,7 +136,8 @@ def open_rows(suite, names, precision=None):
                 continue
             logs = [math.log(x) for x in row.round_ratios()]
             found.append(OpenRow(row.name, row.reference.name, len(logs),
-                                 rounds_needed(logs, precision),
+                                 max(rounds_needed(logs, precision, floor=row.within_floor),
+                                     rounds_needed(logs, floor=row.within_floor)),
                                  members=runs_needed(row, row.reference)))
     if precision is not None:
         return found
@@ -148,7 +152,8 @@ def open_rows(suite, names, precision=None):
         ratio = pair(row, other)
         logs = [math.log(x) for x in ratio.values] if ratio else []
         found.append(OpenRow(row.name, other.name, len(logs), rounds_needed(
-            logs, alpha=anytime.ALPHA / comparisons, bar=bar), takeaway=True,
+            logs, alpha=anytime.ALPHA / comparisons, bar=bar,
+            floor=ratio.log_sd if ratio else None), takeaway=True,
             members=runs_needed(row, other)))
     return found
 
@@ -220,7 +225,8 @@ class Plan:
         return self.max_time is not None
 
     def describe(self):
-        target = ("every speedup within +-%g%%" % self.precision if self.precision
+        target = ("every speedup decided and within +-%g%%" % self.precision
+                  if self.precision
                   else "every row decided")
         return "then rounds until %s, within %s in all" % (
             target, format_duration(self.max_time))

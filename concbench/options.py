@@ -98,8 +98,8 @@ def add_options(parser):
                        "the whole run has taken this long (90s, 10m, 1h; "
                        "default: the preset's budget, none with -p N)")
     group.add_argument("--precision", type=percentage, metavar="PCT",
-                       help="add rounds until every speedup's 95%% interval "
-                       "is within +-PCT percent (within --max-time)")
+                       help="add rounds until every speedup is decided and its "
+                       "95%% interval within +-PCT percent (within --max-time)")
     # The master's -p and the rounds it added, for the workers (pyperf does
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)

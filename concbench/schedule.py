@@ -140,14 +140,14 @@ def add_rounds(master, plan):
 
     def cost(name):
         return master.took.get(master.order[name], 0.0)
-    what = "imprecise" if plan.precision else "undecided"
+    what = "undecided or imprecise" if plan.precision else "undecided"
     while True:
         still = open_rows(master.results.suite, names, plan.precision)
         elapsed = time.monotonic() - master.start
         rounds = master.args.rounds + len(extra)
         if not still:
             say("every row %s after %d rounds (%s)" % (
-                "is within +-%g%%" % plan.precision if plan.precision
+                "is decided and within +-%g%%" % plan.precision if plan.precision
                 else "and takeaway is decided", rounds, format_duration(elapsed)))
             return
         remaining = plan.max_time - elapsed

@@ -59,20 +59,48 @@ def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA
     return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 
 
-def ratio_of(by_round, alpha=anytime.ALPHA):
+def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     """The Ratio of per-round ratios ``by_round`` ({round: ratio}; those
     not above 0 are left out), with its anytime-valid interval at level
-    1 - ``alpha``; None without any."""
+    1 - ``alpha``; None without any.
+
+    ``floor``: the least standard deviation a round's log ratio can have,
+    known from inside the rounds (``within_floor``). A handful of rounds
+    can agree by chance far more closely than their pairs do; the spread
+    the interval uses is never below it. This only widens the confidence
+    sequence, so its guarantee stands."""
     ratios = [by_round[r] for r in sorted(by_round) if by_round[r] > 0]
     if not ratios:
         return None
     logs = [math.log(x) for x in ratios]
     spread = statistics.stdev(logs) if len(logs) > 1 else None
+    if spread is not None and floor:
+        spread = max(spread, floor)
     return sequence_ratio(len(logs), statistics.fmean(logs), spread,
                           sum(1 for x in ratios if x > 1), ratios, alpha)
 
 
-def paired_ratio(numerator, denominator, alpha=anytime.ALPHA):
+def within_floor(groups):
+    """The standard deviation that the mean of each group of ``groups``
+    (a round's paired log ratios) has from its own pairs' spread alone:
+    the square root of the mean of var/k over the groups of two or more.
+    A round's value (here a median of its pairs) varies at least this
+    much, whatever the rounds' differences add; None without any group of
+    two. Pooled over every round, it rests on many more pairs than the
+    rounds' own spread."""
+    shares = [statistics.variance(group) / len(group)
+              for group in groups if len(group) > 1]
+    return math.sqrt(statistics.fmean(shares)) if shares else None
+
+
+def joint_floor(*floors):
+    """The floor of a ratio of two rows' per-round values (each carries its
+    own pairs' spread): None when neither has one."""
+    known = [f for f in floors if f]
+    return math.sqrt(sum(f * f for f in known)) if known else None
+
+
+def paired_ratio(numerator, denominator, alpha=anytime.ALPHA, floor=None):
     """numerator[r] / denominator[r] over the rounds r both have, with its
     anytime-valid interval at level 1 - ``alpha``.
 
@@ -81,7 +109,7 @@ def paired_ratio(numerator, denominator, alpha=anytime.ALPHA):
     the spread of the per-round ratios."""
     return ratio_of({r: numerator[r] / denominator[r] for r in numerator
                      if r in denominator and numerator[r] > 0 and denominator[r] > 0},
-                    alpha)
+                    alpha, floor)
 
 
 def unpaired_ratio(numerator, denominator):

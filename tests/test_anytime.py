@@ -9,6 +9,7 @@ to 200 looks.
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -16,7 +17,9 @@ from concbench import anytime
 from concbench.adaptive import is_open
 from concbench.simulation import (LOOKS, error_rates, first_decision, noise,
                                   rounds_to_decide)
-from concbench.stats import paired_ratio, sequence_ratio, t_critical_95, verdict
+from concbench.report.pairs import in_worker
+from concbench.stats import (paired_ratio, ratio_of, sequence_ratio, t_critical_95,
+                             verdict, within_floor)
 
 # Runs per cell of the simulation below, and its Monte Carlo margin: with a
 # true error rate of exactly 5%, a share over 600 runs exceeds 5% + 2.33
@@ -88,6 +91,45 @@ def test_paired_ratio_carries_the_sequence_and_the_log_spread():
     # Bonferroni: the same rounds at a stricter level give a wider interval.
     strict = paired_ratio(reference, model, anytime.ALPHA / 5)
     assert strict.low < ratio.low and strict.high > ratio.high
+
+
+# The rotate A/A control of one default run: three rounds of three pairs
+# each (log(reference / own) per pair), whose medians agreed to 0.0005.
+CHANCE_ROUNDS = [[0.0031, 0.0053, 0.0140], [0.0082, 0.0012, 0.0056],
+                 [-0.0037, 0.0057, 0.0253]]
+
+
+def test_rounds_that_agree_by_chance_do_not_decide_on_their_own():
+    medians = {r: math.exp(sorted(g)[1]) for r, g in enumerate(CHANCE_ROUNDS)}
+    # On the rounds alone, the sequence called the control faster at round 3.
+    assert verdict(ratio_of(medians)) == "faster"
+    floor = within_floor(CHANCE_ROUNDS)
+    expected = math.sqrt(sum(statistics.variance(g) / 3 for g in CHANCE_ROUNDS) / 3)
+    assert floor == pytest.approx(expected)
+    held = ratio_of(medians, floor=floor)
+    assert held.log_sd == pytest.approx(floor)
+    assert held.low < 1.0 < held.high and verdict(held) != "faster"
+    # The floor only ever widens: rounds that spread more than their pairs
+    # keep their own interval.
+    spread = {0: 1.3, 1: 1.5, 2: 1.1, 3: 1.4}
+    assert ratio_of(spread, floor=0.01).low == ratio_of(spread).low
+    assert within_floor([[0.1]]) is None
+
+
+def test_a_row_paired_in_its_worker_takes_the_floor_from_its_pairs():
+    import pyperf
+
+    timed = []
+    for number, group in enumerate(CHANCE_ROUNDS):
+        own = [0.2] * len(group)
+        meta = {"round": number, "pair_gap_s": 0.15,
+                "paired_reference_s": " ".join(repr(0.2 * math.exp(x)) for x in group)}
+        timed.append((pyperf.Run(own, metadata={"name": "w/m"},
+                                 collect_metadata=False), meta))
+    logs, gaps, _, floor = in_worker("worker", timed)
+    assert sorted(logs) == [0, 1, 2] and set(gaps.values()) == {0.15}
+    assert floor == pytest.approx(within_floor(CHANCE_ROUNDS), rel=1e-6)
+    assert in_worker("round", timed)[3] is None
 
 
 def test_no_verdict_errs_more_than_five_percent_whenever_it_is_read():

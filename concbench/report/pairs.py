@@ -8,17 +8,20 @@ import math
 import statistics
 
 from concbench import schema as K
+from concbench.stats import within_floor
 
 
 def in_worker(pairing, timed_runs):
     """({round: median over the run's pairs of log(reference / own)},
     {round: the run's pair_gap_s}, {round: the median of the reference's
-    batches beside it}) of the runs whose worker ran the reference's
-    batches beside its own; a run without them, or whose list does not
-    match its values, is left out. ``timed_runs``: (pyperf run, metadata)."""
-    logs, gaps, partner = {}, {}, {}
+    batches beside it}, the least spread of a round's value from its
+    pairs' own: ``stats.within_floor``) of the runs whose worker ran the
+    reference's batches beside its own; a run without them, or whose list
+    does not match its values, is left out. ``timed_runs``: (pyperf run,
+    metadata)."""
+    logs, gaps, partner, groups = {}, {}, {}, []
     if pairing != "worker":
-        return logs, gaps, partner
+        return logs, gaps, partner, None
     for position, (run, meta) in enumerate(timed_runs):
         try:
             batches = [float(x) for x in meta[K.PAIRED_REFERENCE_S].split()]
@@ -28,11 +31,12 @@ def in_worker(pairing, timed_runs):
             continue
         number = meta.get(K.ROUND, position)
         partner[number] = statistics.median(batches)
-        logs[number] = statistics.median(
-            math.log(a / b) for a, b in zip(batches, run.values))
+        group = [math.log(a / b) for a, b in zip(batches, run.values)]
+        groups.append(group)
+        logs[number] = statistics.median(group)
         if isinstance(meta.get(K.PAIR_GAP_S), (int, float)):
             gaps[number] = meta[K.PAIR_GAP_S]
-    return logs, gaps, partner
+    return logs, gaps, partner, within_floor(groups)
 
 
 def round_speedups(row, reference):

@@ -55,8 +55,8 @@ class Row:
         self.pairing = self.meta.get(K.PAIRING, "round")
         # {round: median log(reference / own) of the run's pairs}, their gaps
         # and the reference's median batch beside them (pairing "worker").
-        self.paired_logs, self.paired_gaps, self.partner_by_round = \
-            pairs.in_worker(self.pairing, self._timed_runs())
+        self.paired_logs, self.paired_gaps, self.partner_by_round, \
+            self.within_floor = pairs.in_worker(self.pairing, self._timed_runs())
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
         self.system_share = statistics.median(system) if system else None
@@ -178,7 +178,7 @@ class Row:
             self.speedup = 1.0
         else:
             self._speedups = pairs.round_speedups(self, reference)
-            self.ratio = ratio_of(self._speedups)
+            self.ratio = ratio_of(self._speedups, floor=self.within_floor)
             self.speedup = (self.ratio.point if self.ratio
                             else reference.mean / self.mean)
             self.verdict = verdict(self.ratio)

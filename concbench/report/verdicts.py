@@ -13,7 +13,7 @@ import math
 
 from concbench import schema as K
 from concbench.anytime import ALPHA, first_bounded
-from concbench.stats import paired_ratio, verdict
+from concbench.stats import joint_floor, paired_ratio, verdict
 from concbench.units import format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
@@ -35,7 +35,9 @@ def pair(row, other, comparisons=1):
         mine = dict.fromkeys(theirs, 1.0)
     if theirs is None:
         theirs = dict.fromkeys(mine, 1.0)
-    return paired_ratio(theirs, mine, ALPHA / max(1, comparisons))
+    floor = joint_floor(getattr(row, "within_floor", None),
+                        getattr(other, "within_floor", None))
+    return paired_ratio(theirs, mine, ALPHA / max(1, comparisons), floor)
 
 
 def fastest(rows):
