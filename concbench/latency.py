@@ -4,15 +4,21 @@ Every item's function is wrapped (``Stamped``, ``stamp_async``) to return
 its result with the moments its call started and ended, read from one
 clock, ``time.monotonic`` (CLOCK_MONOTONIC on Linux: one clock for every
 process of the machine, so a pool process's stamps compare with the
-worker's). A pool hands results back in item order, a chunk at a time: the
-caller has an item's result only when the pool has handed it over, so pool
-models also stamp each result as it arrives (``arrived``). An item's latency
-runs to the later of the two, from when the model took it up: its own call's
-start for models that take one item after another (``Model.latency_from``
-"item"), the batch's start for models handed every item at once (a pool's
-map, an event loop's tasks: "batch"). In an open-loop batch (``--rate``)
+worker's). A chunked pool hands a chunk's results back together, and a
+process or interpreter pool pickles them back: the caller has an item's
+result only then, so those models also stamp each result as it arrives
+(``arrived``); a thread's one-item task hands its result over as it ends.
+An item's latency runs to the later of the two, from when the model took
+it up: its own call's start for models that take one item after another
+(``Model.latency_from`` "item"), the batch's start for models handed every
+item at once (a pool's map, an event loop's tasks: "batch"). In an open-loop batch (``--rate``)
 each item is due at a scheduled moment, its call waits for it, and its
 latency runs from that moment, whatever the model was doing then.
+
+The event-loop models read the clock themselves instead of awaiting the
+wrapped form (``stamp_async``): models that gather tasks once per pass of
+the loop, for the items whose done callbacks ran in it; asyncio-serial and
+uvloop-serial as each item ends, the next item being taken up then.
 
 Latencies go into a histogram of buckets 1% wide (HdrHistogram's idea; its
 package has no wheels for free-threaded builds, and its C extension would
@@ -59,12 +65,48 @@ class Stamped(_Wrapped):
 
 
 def stamp_async(function):
-    """The async form of an item, returning (result, started, ended)."""
+    """The async form of an item, returning (result, started, ended).
+
+    The event-loop models do not await this form: they find ``function`` as
+    its ``stamps_unwrapped`` and read the clock themselves, once per pass
+    of the loop (``models.base.gather_items``) or once per item
+    (``models.serial``). Where an item does next to nothing
+    (``asyncio.sleep(0)``, 2-5 us), a coroutine more per item made the
+    batch 12-27% slower. Another model (a plugin's) awaits the form as it
+    is."""
     async def stamped(item):
         started = clock()
         result = await function(item)
         return result, started, clock()
+    stamped.stamps_unwrapped = function
     return _carried(function, stamped)
+
+
+class StampedResults:
+    """A batch's results with the stamps its model read, zipped into
+    (result, started, ended) only when read: after the timed region, so
+    that a batch pays for the clock, not for the tuples. ``stamps()``
+    gives each item's (started, ended), in item order."""
+
+    __slots__ = ("results", "stamps")
+
+    def __init__(self, results, stamps):
+        self.results = results
+        self.stamps = stamps
+
+    def __len__(self):
+        return len(self.results)
+
+    def __iter__(self):
+        for result, (started, ended) in zip(self.results, self.stamps()):
+            yield result, started, ended
+
+
+def unwrapped(async_fn):
+    """(the function, True) for a stamped async form, (async_fn, False)
+    for any other: what a model that stamps itself calls."""
+    function = getattr(async_fn, "stamps_unwrapped", None)
+    return (async_fn, False) if function is None else (function, True)
 
 
 def _carried(function, wrapper):

@@ -100,7 +100,11 @@ class Bench:
             async_fn = self.workload.async_function()
             models_here = [self.model]
             if self.partner is not None:
-                if partner_supported():
+                # The same model unrecorded (--latency-overhead) sees what
+                # the model leaves behind as the recorded one does: it runs
+                # in this process, alternating with it, the one difference
+                # being the recording.
+                if partner_supported() and not self.overhead:
                     # Forked before the model opens or runs anything.
                     self.partner_process = Partner(
                         self, (items, reference, sync_fn, async_fn))

@@ -81,14 +81,14 @@ def add_options(parser):
                        "with the reference's run of the same round), or auto "
                        "(default: worker for CPU workloads, round for IO)")
     group.add_argument("--no-latency", action="store_true",
-                       help="leave each item's latency unrecorded (a wrapper per "
-                       "item: about 1 us under an event loop, 60 ns in a plain "
-                       "call)")
+                       help="leave each item's latency unrecorded (recording "
+                       "reads the clock once or twice per item, about 60 ns "
+                       "each; --latency-overhead measures what it costs)")
     group.add_argument("--latency-overhead", action="store_true",
                        help="measure what recording each item's latency costs: "
                        "every model's worker runs the same model unrecorded "
-                       "beside it (paired in the worker), and its speedup is "
-                       "unrecorded time / recorded time")
+                       "beside it, alternating in its own process, and its "
+                       "speedup is unrecorded time / recorded time")
     group.add_argument("--gil", dest="force_gil", choices=("on", "off"),
                        help="free-threaded builds: run the workers with the "
                        "GIL forced on or off (PYTHON_GIL)")

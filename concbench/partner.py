@@ -96,8 +96,7 @@ def _serve(connection, bench, prepared, parent):
 
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran.
-        # A partner with threads of its own (--latency-overhead) is left to
-        # the scheduler, as the model beside it is.
+        # A reference with threads of its own is left to the scheduler.
         pin = model.parallelism == 1 and not model.runs_in_subprocesses
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's

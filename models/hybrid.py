@@ -8,6 +8,7 @@ loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
 from concurrent.futures import ThreadPoolExecutor
 
 from concbench import schema
+from concbench.latency import StampedResults
 
 from .base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
 
@@ -62,7 +63,22 @@ class Hybrid(Model):
             futures = [pool.submit(self._run_share, async_fn, share, barrier)
                        for share in shares]
             share_results = [future.result() for future in futures]
-        results = [None] * len(items)
-        for i, share_result in enumerate(share_results):
-            results[i::self.threads] = share_result
+        return interleaved(share_results, len(items))
+
+
+def interleaved(shares, count):
+    """Thread i's share back in item order (items i, i+N, ...); stamped
+    shares stay so, their stamps zipped after the timed region."""
+    every = len(shares)
+    results = [None] * count
+    for index, share in enumerate(shares):
+        results[index::every] = getattr(share, "results", share)
+    if not shares or not isinstance(shares[0], StampedResults):
         return results
+
+    def stamps():
+        ordered = [None] * count
+        for index, share in enumerate(shares):
+            ordered[index::every] = list(share.stamps())
+        return ordered
+    return StampedResults(results, stamps)

@@ -4,13 +4,31 @@ The "falsely asynchronous" case of seeds/003: async syntax, sequential
 behaviour. Shows what an event loop costs when nothing runs concurrently.
 """
 
+from itertools import islice
+
 from concbench import schema
+from concbench.latency import StampedResults, clock, unwrapped
 
 from .base import Model, clock_callbacks, run_on_new_loop
 
 
 async def await_in_turn(async_fn, items):
-    return [await async_fn(item) for item in items]
+    """Results in item order. Stamped ones (result, started, ended) read the
+    clock once per item: each item is taken up when the one before it
+    ends, the first when the loop is reached."""
+    function, stamp = unwrapped(async_fn)
+    results = []
+    append = results.append
+    if not stamp:
+        for item in items:
+            append(await function(item))
+        return results
+    ends = [clock()]
+    stamp_end = ends.append
+    for item in items:
+        append(await function(item))
+        stamp_end(clock())
+    return StampedResults(results, lambda: zip(ends, islice(ends, 1, None)))
 
 
 class Serial(Model):

@@ -25,6 +25,7 @@ class Threads(PoolModel):
                r"(?:-(?P<lifetime>reuse))?")
     FORM = "threads-N[-chunk-C][-reuse], N >= 1 and C >= 1"
     pool_kind = "thread"
+    results_travel = False
 
     def __init__(self, threads, chunk=None, lifetime="fresh"):
         super().__init__(lifetime)
