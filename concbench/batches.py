@@ -5,7 +5,6 @@ sequential reference and the figures around it happen outside the timed
 region, and any mismatch ends the benchmark loudly.
 """
 
-import gc
 import statistics
 import sys
 import time
@@ -106,11 +105,6 @@ def timed_run(bench, prepared, around=None):
     workload, model = bench.workload, bench.model
     sync_in, async_in = bench.item_forms(prepared)
     rate = workload.params.get(RATE.param) or 0
-    # Each batch starts with no garbage of the one before it to collect:
-    # with it, collections fell in some batches and not their pairs, and
-    # spread a batch of 2,000 asyncio tasks' pairs by 0.3 (log ratio)
-    # instead of 0.1.
-    gc.collect()
     if around:
         around[0]()
     clock = BatchClock()

@@ -8,7 +8,6 @@ benchmark a worker runs.
 
 import atexit
 import fnmatch
-import gc
 
 from concbench import latency, models, schema, workloads
 from concbench.options import workload_options
@@ -99,11 +98,6 @@ class Bench:
             reference = self.workload.reference(items)
             sync_fn = self.workload.sync_function()
             async_fn = self.workload.async_function()
-            # What the worker holds now (pyperf, the libraries, the inputs)
-            # lives all run: frozen, a collection during a batch walks the
-            # batch's own objects, not these (concbench.batches).
-            gc.collect()
-            gc.freeze()
             models_here = [self.model]
             if self.partner is not None:
                 # The same model unrecorded (--latency-overhead) sees what
