@@ -57,14 +57,20 @@ def latency_figure(plt, name, entry):
 
     def nines(share):
         return -math.log10(1 - min(share, 99.99) / 100.0)
-    for d in rows:
+    for index, d in enumerate(rows):
         shares = [share for share, _ in d["latency_curve"]]
+        # The colour cycle has 10 colours: a line style tells the 11th from the 1st.
         axis.plot([nines(s) for s in shares], [v for _, v in d["latency_curve"]],
-                  marker="o", markersize=3, label=d[K.MODEL])
+                  marker="o", markersize=3, label=d[K.MODEL],
+                  linestyle=("-", "--", ":")[index // 10 % 3])
     ticks = [50, 90, 99, 99.9, 100]
     axis.set_xticks([nines(s) for s in ticks])
     axis.set_xticklabels(["p50", "p90", "p99", "p99.9", "max"])
     axis.set_yscale("log")
+    # 1, 2 and 5 of every decade labelled: one label per decade left most
+    # lines without a value to read.
+    axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
         lambda v, _: format_time(v)))
     axis.set_ylabel("latency")
