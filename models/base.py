@@ -360,8 +360,8 @@ async def gather_items(async_fn, items, limit=None):
             async with semaphore:
                 return await function(item)
         coroutines = [limited(item) for item in items]
-    if not coroutines:
-        return []
+    if not coroutines:      # hybrid's share when it has more threads than items
+        return StampedResults([], tuple) if stamp else []
     loop = asyncio.get_running_loop()
     gathered = loop.create_future()
     remaining = len(coroutines)

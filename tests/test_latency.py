@@ -271,6 +271,16 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
         assert [ends[index] for index in order] == sorted(ends)
 
 
+def test_hybrid_with_more_threads_than_items_stamps_them_all():
+    from concbench import models
+    from concbench.latency import Stamped, stamp_async
+
+    stamped = list(models.parse("hybrid-4").run(
+        Stamped(_sleeps_sync), stamp_async(_sleeps), [5, 0]))
+    assert [result for result, _, _ in stamped] == [5, 0]
+    assert all(ended is not None for _, _, ended in stamped)
+
+
 @pytest.mark.parametrize("model_name", ["asyncio", "asyncio-serial", "hybrid-2"])
 def test_a_stamped_item_that_raises_still_ends_the_batch(model_name):
     from concbench import models
