@@ -125,10 +125,11 @@ def timed_run(bench, prepared, around=None):
     except (TypeError, ValueError):
         raise CheckError("the model's results are not its item function's") from None
     counts = workload.check(results, reference)
+    # An item a sampling model did not time has no stamps (latency.Sampler).
     if rate or model.latency_from == "item":
-        waited = [end - start for start, end in zip(started, ended)]
+        waited = [end - start for start, end in zip(started, ended) if end is not None]
     else:
-        waited = [end - clock.began for end in ended]
+        waited = [end - clock.began for end in ended if end is not None]
     figures = {schema.LATENCY_HIST: latency.histogram_of(waited)}
     if rate:
         figures[schema.ARRIVAL_RATE_ACHIEVED] = delivered_rate(started, ended, rate)

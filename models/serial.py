@@ -7,15 +7,18 @@ behaviour. Shows what an event loop costs when nothing runs concurrently.
 from itertools import islice
 
 from concbench import schema
-from concbench.latency import StampedResults, clock, unwrapped
+from concbench.latency import Sampler, StampedResults, clock, unwrapped
 
 from .base import Model, clock_callbacks, run_on_new_loop
 
 
-async def await_in_turn(async_fn, items):
+async def await_in_turn(async_fn, items, sampler=None):
     """Results in item order. Stamped ones (result, started, ended) read the
     clock once per item: each item is taken up when the one before it
-    ends, the first when the loop is reached."""
+    ends, the first when the loop is reached. Once ``sampler``
+    (``concbench.latency.Sampler``) has learnt that items are too cheap to
+    time each, only the items it picks are timed, from just before their
+    call; the others' stamps are None."""
     function, stamp = unwrapped(async_fn)
     results = []
     append = results.append
@@ -23,12 +26,36 @@ async def await_in_turn(async_fn, items):
         for item in items:
             append(await function(item))
         return results
+    if sampler is not None and sampler.gaps is not None:
+        # Inline: a coroutine more would add a frame to every suspension.
+        timed = []      # (position, started, ended)
+        remaining = iter(items)
+        for gap in sampler.gaps:
+            for item in islice(remaining, gap):
+                append(await function(item))
+            for item in remaining:
+                started = clock()
+                append(await function(item))
+                timed.append((len(results) - 1, started, clock()))
+                break
+            else:
+                break
+        return StampedResults(results, lambda: sampled_stamps(len(results), timed))
     ends = [clock()]
     stamp_end = ends.append
     for item in items:
         append(await function(item))
         stamp_end(clock())
+    if sampler is not None:
+        sampler.learn(len(results), ends[-1] - ends[0])
     return StampedResults(results, lambda: zip(ends, islice(ends, 1, None)))
+
+
+def sampled_stamps(count, timed):
+    each = [(None, None)] * count
+    for position, started, ended in timed:
+        each[position] = (started, ended)
+    return each
 
 
 class Serial(Model):
@@ -42,6 +69,7 @@ class Serial(Model):
 
     def __init__(self, loop="asyncio"):
         self.loop = loop
+        self.sampler = Sampler()
 
     @property
     def name(self):
@@ -52,10 +80,14 @@ class Serial(Model):
         meta[schema.LOOP] = self.loop
         return meta
 
+    def run_labels(self):
+        every = self.sampler.every
+        return {schema.LATENCY_EVERY: every} if every > 1 else {}
+
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
 
     def run(self, sync_fn, async_fn, items, clock=None):
         return run_on_new_loop(self.loop, async_fn,
-                               lambda: await_in_turn(async_fn, items),
+                               lambda: await_in_turn(async_fn, items, self.sampler),
                                1, **clock_callbacks(clock))

@@ -315,3 +315,99 @@ def test_a_gathering_model_reads_the_clock_once_per_pass(model_name):
         Stamped(_sleeps_sync), stamp_async(yields), list(range(200)), batch))
     assert [result for result, _, _ in stamped] == list(range(200))
     assert len({ended for _, _, ended in stamped}) == 1
+
+
+async def _yields(item):
+    import asyncio
+    await asyncio.sleep(0)
+    return item
+
+
+def test_the_sampler_times_every_item_unless_items_are_cheap():
+    from concbench.latency import Sampler
+
+    slow = Sampler()
+    slow.learn(50, 50 * 20e-3)          # 20 ms items: every one timed
+    assert slow.every == 1 and slow.gaps is None
+    cheap = Sampler()
+    cheap.learn(2000, 2000 * 2.5e-6)    # asyncio.sleep(0) under asyncio
+    # STAMP_COST / (BUDGET * 2.5 us) = 64
+    assert cheap.every == 64 and cheap.gaps is not None
+    cheap.learn(2000, 2000 * 20e-3)     # fixed for the process once learnt
+    assert cheap.every == 64
+    encode = Sampler()
+    encode.learn(500, 500 * 35e-6)      # encode's items: a read is 0.3% of one
+    assert encode.every == 1 and encode.gaps is None
+    once = Sampler()
+    once.learn(500, 500 * 35e-6)
+    once.learn(2000, 2000 * 2.5e-6)     # learnt from the first batch only
+    assert once.every == 1
+    edge = Sampler()
+    edge.learn(0, 1.0)
+    assert edge.every == 1 and edge.gaps is None
+
+
+def test_sampled_items_fall_at_random_so_a_periodic_cost_keeps_its_share():
+    """A cost that comes back every 50 items (a garbage collection every so
+    many allocations) is timed at its true rate, 1 in 50; a fixed stride
+    of 64 would time it in every 25th sample or never."""
+    from itertools import islice
+
+    from concbench.latency import Sampler
+
+    sampler = Sampler()
+    sampler.learn(2000, 2000 * 1.25e-6)
+    assert sampler.every == 128
+    gaps = list(islice(sampler.gaps, 8192))     # twice round the table
+    assert gaps[:4096] == gaps[4096:]
+    positions, at = [], -1
+    for gap in gaps[:4096]:
+        at += gap + 1
+        positions.append(at)
+    assert 124 < at / len(positions) < 132
+    share = sum(1 for at in positions if at % 50 == 0) / len(positions)
+    assert 0.012 < share < 0.028, share     # 1/50 +- 3.6 standard errors
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_serial_loop_times_one_cheap_item_in_every(loop):
+    """asyncio.sleep(0) items take 1-3 us one after another; a clock read
+    per item would cost 3-8% of the batch. The first batch times every
+    item and learns that; the next ones time one item in ``every`` and
+    return every result, checked as before."""
+    from concbench import models
+    from concbench.latency import Stamped, stamp_async
+
+    model = models.parse(loop + "-serial")
+    form = Stamped(_sleeps_sync), stamp_async(_yields)
+    first = list(model.run(*form, list(range(2000))))
+    assert all(ended is not None for _, _, ended in first)
+    every = model.sampler.every
+    assert every >= 8 and every & (every - 1) == 0, every
+    assert model.run_labels() == {"latency_every": every}
+    items = list(range(20000))
+    stamped = list(model.run(*form, items))
+    assert [result for result, _, _ in stamped] == items
+    timed = [(started, ended) for _, started, ended in stamped if ended is not None]
+    assert all(started is None for _, started, ended in stamped if ended is None)
+    expected = len(items) / every
+    assert 0.6 * expected < len(timed) < 1.4 * expected, (len(timed), every)
+    assert all(started <= ended for started, ended in timed)
+    # Each timed item's own call: from just before it to just after it.
+    assert max(ended - started for started, ended in timed) < 0.05
+
+
+def test_a_run_says_which_share_of_its_items_it_timed(tmp_path):
+    proc = run_bench(["--workload", "sleep", "--model", "uvloop-serial", "--items", "2000",
+                      "--latency-ms", "0", "--jitter-ms", "0", "-p", "1", "-n", "2",
+                      "-w", "1", "--no-control", "-o", "s.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "s.json"))
+    (run_,) = suite.get_benchmark("sleep/uvloop-serial").get_runs()
+    meta = run_.get_metadata()
+    every = meta["latency_every"]
+    assert every >= 8
+    timed = Histogram.decode(meta["latency_hist"]).total
+    assert 0.5 * 2 * 2000 / every < timed < 1.5 * 2 * 2000 / every
+    row = rows_of(document(tmp_path, "s.json"))["sleep/uvloop-serial"]
+    assert row["latency_items"] == timed
