@@ -73,8 +73,9 @@ def run_pair(bench, prepared):
 def run_partner(bench, prepared):
     """One checked batch of the reference model beside the benchmark's:
     (seconds, failed items), from the worker's partner process
-    (``concbench.partner``), or in the worker where there is none. Its
-    memory, CPU and latencies are nobody's figures."""
+    (``concbench.partner``), or in the worker where there is none, watched
+    there as the benchmark's batch is. Its memory, CPU and latencies are
+    nobody's figures."""
     if bench.partner_process is not None:
         try:
             seconds, failures, items = bench.partner_process.run()
@@ -82,8 +83,20 @@ def run_partner(bench, prepared):
             raise BatchFailed("%s: %s" % (bench.name, exc)) from None
         counts = {schema.FAILURES: failures, schema.ITEMS: items}
     else:
+        # The same watch as the benchmark's own batch (run_batch): the
+        # machine's probe before it, the memory sampler during it. Both
+        # cost a batch of a few milliseconds 1-1.5%, which one side only
+        # would count as the difference between the two.
+        machine_probe()
+        watch = {}
+
+        def before():
+            watch["probe"] = BatchProbe()
+
+        def after():
+            watch["probe"].finish()
         try:
-            seconds, counts, _ = timed_run(bench.partner, prepared)
+            seconds, counts, _ = timed_run(bench.partner, prepared, (before, after))
         except CheckError as exc:
             raise BatchFailed("%s: the reference's batch beside it failed its "
                               "check: %s" % (bench.name, exc)) from None
