@@ -162,7 +162,9 @@ def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
     bench = Bench(Fake(), parse("threads-2"), "worker")
     bench.partner.model = Recording(bench.partner.model)
     bench.round = 0
-    monkeypatch.setattr(batches, "BatchProbe", None)
+    # The reference's batch in the worker is watched as the model's is; no
+    # sampler process is needed to see the order.
+    monkeypatch.setattr(batches, "BatchProbe", Unwatched)
     monkeypatch.setattr(batches, "run_batch", lambda b, p: (
         order.append("own") or 0.5, {"items": 3}))
     recorder = RunFigures()
@@ -176,6 +178,14 @@ def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
     figures = recorder.figures()
     assert len(figures["paired_reference_s"].split()) == 4
     assert figures["items"] == 12
+
+
+class Unwatched:
+    def __init__(self, partner=None):
+        pass
+
+    def finish(self):
+        return {}
 
 
 LEFTOVERS = '''
