@@ -4,23 +4,29 @@ Every item's function is wrapped (``Stamped``, ``stamp_async``) to return
 its result with the moments its call started and ended, read from one
 clock, ``time.monotonic`` (CLOCK_MONOTONIC on Linux: one clock for every
 process of the machine, so a pool process's stamps compare with the
-worker's). A chunked pool hands a chunk's results back together, and a
-process or interpreter pool pickles them back: the caller has an item's
-result only then, so those models also stamp each result as it arrives
-(``arrived``); a thread's one-item task hands its result over as it ends.
-An item's latency runs to the later of the two, from when the model took
+worker's). An item's latency runs to its result, from when the model took
 it up: its own call's start for models that take one item after another
-(``Model.latency_from`` "item"), the batch's start for models handed every
-item at once (a pool's map, an event loop's tasks: "batch"). In an open-loop batch (``--rate``)
-each item is due at a scheduled moment, its call waits for it, and its
-latency runs from that moment, whatever the model was doing then.
+(``Model.latency_from`` "item"), the batch's start for models handed
+every item at once (a pool's map, an event loop's tasks: "batch"). In an
+open-loop batch (``--rate``) each item is due at a scheduled moment, its
+call waits for it, and its latency runs from that moment, whatever the
+model was doing then.
+
+A chunked pool hands a chunk's results back together, and a process or
+interpreter pool pickles them back: the caller has an item's result only
+then, later than the item's call ended. There a closed-loop batch's items
+run bare and the caller reads the clock once as each task's results come
+(``receive``); an open-loop item keeps its own stamps, and ends no
+earlier than it came (``arrived``). A thread's one-item task hands its
+result over as it ends: the thread pool calls the stamped form, or,
+where items are so cheap that this would cost more than 0.5% of a batch,
+for one item in so many, picked at random (``Sampler``).
 
 The event-loop models read the clock themselves instead of awaiting the
 wrapped form (``stamp_async``): models that gather tasks once per pass of
 the loop, for the items whose done callbacks ran in it; asyncio-serial and
-uvloop-serial as each item ends, the next item being taken up then, or,
-where items are so cheap that this would cost more than 0.5% of a batch,
-for one item in so many, picked at random (``Sampler``).
+uvloop-serial as each item ends, the next item being taken up then, or
+for a sample of items as the thread pool does.
 
 Latencies go into a histogram of buckets 1% wide (HdrHistogram's idea; its
 package has no wheels for free-threaded builds, and its C extension would
@@ -106,22 +112,54 @@ class StampedResults:
             yield result, started, ended
 
 
+class SampledResults(StampedResults):
+    """A batch of which only the items at ``positions`` were timed: those
+    came back stamped, (result, started, ended), the others as they are.
+    Taken apart once, when first read: after the timed region."""
+
+    __slots__ = ("positions", "each")
+
+    def __init__(self, raw, positions):
+        super().__init__(raw, self.split)
+        self.positions = positions
+        self.each = None
+
+    def split(self):
+        """Each item's (started, ended), (None, None) where not timed."""
+        if self.each is None:
+            raw = self.results
+            self.each = [(None, None)] * len(raw)
+            for position in self.positions:
+                result, started, ended = raw[position]
+                raw[position] = result
+                self.each[position] = (started, ended)
+        return self.each
+
+    def __iter__(self):
+        stamps = self.split()
+        for result, (started, ended) in zip(self.results, stamps):
+            yield result, started, ended
+
+
 class Sampler:
-    """Which items a loop that takes one item after another times, when
-    timing each would cost more than ``BUDGET`` of its batch.
+    """Which items a model times, when timing each would cost more than
+    ``BUDGET`` of its batch.
 
     asyncio-serial and uvloop-serial read the clock as each item ends. An
     ``asyncio.sleep(0)`` item takes 1-3 us there, and a clock read with its
-    store 60-100 ns: 3-8% of the batch, above what recording may cost. The
-    first batch a process records (a warm-up, unless there are none) times
-    every item and measures what one costs. Where that is at least
-    ``ITEM_COST / BUDGET`` (20 us: every item of sleep, http, db and the
-    CPU workloads, whatever their sizes), every item stays timed; below,
-    the process times one item in ``every``, fixed for the process so that
-    a slow moment draws no more samples than a fast one. The gaps between
-    timed items are random (geometric, from a seeded generator), so that a
-    periodic cost, such as a garbage collection every so many allocations,
-    is sampled at its true rate."""
+    store 60-100 ns: 3-8% of the batch, above what recording may cost. A
+    thread pool's one-item tasks (``threads-N``) call each item through
+    the stamped form: on ``time.sleep(0)`` items (30 us a batch's item
+    under four threads) that cost 3.2% +- 1.1%, the GIL handing the
+    wrapper's work from thread to thread. The first batch a process
+    records (a warm-up, unless there are none) times every item and
+    measures what one costs. Where that is at least ``item_cost / BUDGET``
+    (20 us under the serial loops, 200 us in a thread pool), every item
+    stays timed; below, the process times one item in ``every``, fixed for
+    the process so that a slow moment draws no more samples than a fast
+    one. The gaps between timed items are random (geometric, from a
+    seeded generator), so that a periodic cost, such as a garbage
+    collection every so many allocations, is sampled at its true rate."""
 
     BUDGET = 0.005
     # A clock read and its store, when every item is timed (60-100 ns).
@@ -131,11 +169,15 @@ class Sampler:
     STAMP_COST = 8e-7
     TABLE = 4096
 
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, item_cost=None, stamp_cost=None):
         self.every = 1
         self.gaps = None
         self.seed = seed
         self.learnt = False
+        if item_cost is not None:
+            self.ITEM_COST = item_cost
+        if stamp_cost is not None:
+            self.STAMP_COST = stamp_cost
 
     def learn(self, items, seconds):
         """Set ``every`` from the first batch that timed every item."""
@@ -149,6 +191,17 @@ class Sampler:
         # A power of two, so that processes of one benchmark mostly agree.
         self.every = max(2, 2 ** round(math.log2(every)))
         self.gaps = cycle(geometric_gaps(self.every, self.TABLE, self.seed))
+
+    def positions(self, count):
+        """Positions of the items to time in a batch of ``count``, in
+        order, the gaps continuing from the batch before."""
+        found = []
+        at = -1
+        for gap in self.gaps:
+            at += gap + 1
+            if at >= count:
+                return found
+            found.append(at)
 
 
 def geometric_gaps(every, count, seed):
@@ -204,6 +257,46 @@ def schedule_async(function):
         result = await function(item)
         return result, due, clock()
     return _carried(function, scheduled)
+
+
+class ReceivedResults(StampedResults):
+    """A pool's results with the moment each task reached the caller,
+    ``size`` items a task (a chunk's results come together): each item's
+    end, (None, received)."""
+
+    __slots__ = ("received", "size")
+
+    def __init__(self, results, received, size):
+        super().__init__(results, self.ends)
+        self.received = received
+        self.size = size
+
+    def ends(self):
+        received, size = self.received, self.size
+        return [(None, received[index // size]) for index in range(len(self.results))]
+
+
+def receive(tasks, size):
+    """Read a pool's ``tasks`` (an iterator over each task's list of up to
+    ``size`` results, in item order), stamping each task's arrival."""
+    results = []
+    received = []
+    extend, stamp = results.extend, received.append
+    for part in tasks:
+        stamp(clock())
+        extend(part)
+    return ReceivedResults(results, received, size)
+
+
+def receive_each(results):
+    """Read a pool's results one task per item, stamping each arrival."""
+    got = []
+    received = []
+    append, stamp = got.append, received.append
+    for result in results:
+        append(result)
+        stamp(clock())
+    return ReceivedResults(got, received, 1)
 
 
 def arrived(results):

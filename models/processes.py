@@ -11,9 +11,10 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from itertools import islice
 
 from concbench import schema
-from concbench.latency import arrived, is_stamped
+from concbench.latency import arrived, is_stamped, receive, receive_each
 from concbench.lifeline import pool_initializer
 
 from .base import ModelError, PoolModel, positive
@@ -78,6 +79,14 @@ class Processes(PoolModel):
         return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context,
                                    initializer=pool_initializer, initargs=(os.getpid(),))
 
-    def map(self, pool, sync_fn, items):
+    def map_each(self, pool, sync_fn, items):
         results = pool.map(sync_fn, items, chunksize=self.chunk)
         return list(arrived(results) if is_stamped(sync_fn) else results)
+
+    def map_received(self, pool, function, items):
+        # map's chunks are runs of consecutive items: chunk k's results
+        # come together, the first of them once its task has ended.
+        results = pool.map(function, items, chunksize=self.chunk)
+        if self.chunk == 1:
+            return receive_each(results)
+        return receive(iter(lambda: list(islice(results, self.chunk)), []), self.chunk)
