@@ -111,7 +111,7 @@ def test_server_killed_mid_run_stops_the_run(tmp_path):
 def test_killed_worker_is_reported(tmp_path):
     proc = start_bench(["--preset", "quick", "--workload", "sleep", "--model",
                         "sequential,asyncio", "--items", "300", "--latency-ms",
-                        "10", "-p", "3", "-n", "1", "-w", "0", "--pyperf-order",
+                        "3", "-p", "3", "-n", "1", "-w", "0", "--pyperf-order",
                         "--no-control", "-o", "out.json"], tmp_path)
     me = psutil.Process(proc.pid)
 
