@@ -128,17 +128,26 @@ class SampledResults(StampedResults):
         """Each item's (started, ended), (None, None) where not timed."""
         if self.each is None:
             raw = self.results
-            self.each = [(None, None)] * len(raw)
+            timed = []
             for position in self.positions:
-                result, started, ended = raw[position]
-                raw[position] = result
-                self.each[position] = (started, ended)
+                raw[position], started, ended = raw[position]
+                timed.append((position, started, ended))
+            self.each = sampled_stamps(len(raw), timed)
         return self.each
 
     def __iter__(self):
         stamps = self.split()
         for result, (started, ended) in zip(self.results, stamps):
             yield result, started, ended
+
+
+def sampled_stamps(count, timed):
+    """(started, ended) of each of ``count`` items, from the (position,
+    started, ended) of those timed; (None, None) for the others."""
+    each = [(None, None)] * count
+    for position, started, ended in timed:
+        each[position] = (started, ended)
+    return each
 
 
 class Sampler:

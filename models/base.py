@@ -270,6 +270,13 @@ class PoolModel(Model):
             return self.map(pool, sync_fn, items)
 
 
+def sampled_labels(sampler):
+    """run_labels() of a model that times a sample of its items
+    (``concbench.latency.Sampler``): the share, if not all."""
+    every = sampler.every
+    return {schema.LATENCY_EVERY: every} if every > 1 else {}
+
+
 def positive(what, value):
     value = int(value)
     if value < 1:

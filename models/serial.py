@@ -7,9 +7,9 @@ behaviour. Shows what an event loop costs when nothing runs concurrently.
 from itertools import islice
 
 from concbench import schema
-from concbench.latency import Sampler, StampedResults, clock, unwrapped
+from concbench.latency import Sampler, StampedResults, clock, sampled_stamps, unwrapped
 
-from .base import Model, clock_callbacks, run_on_new_loop
+from .base import Model, clock_callbacks, run_on_new_loop, sampled_labels
 
 
 async def await_in_turn(async_fn, items, sampler=None):
@@ -51,13 +51,6 @@ async def await_in_turn(async_fn, items, sampler=None):
     return StampedResults(results, lambda: zip(ends, islice(ends, 1, None)))
 
 
-def sampled_stamps(count, timed):
-    each = [(None, None)] * count
-    for position, started, ended in timed:
-        each[position] = (started, ended)
-    return each
-
-
 class Serial(Model):
     family = "asyncio-serial"
     OWNS = r"(asyncio|uvloop)-serial.*"
@@ -81,8 +74,7 @@ class Serial(Model):
         return meta
 
     def run_labels(self):
-        every = self.sampler.every
-        return {schema.LATENCY_EVERY: every} if every > 1 else {}
+        return sampled_labels(self.sampler)
 
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concbench import schema
 from concbench.latency import SampledResults, Sampler, Stamped, clock
 
-from .base import PoolModel, positive
+from .base import PoolModel, positive, sampled_labels
 
 
 
@@ -77,8 +77,7 @@ class Threads(PoolModel):
         return meta
 
     def run_labels(self):
-        every = self.sampler.every
-        return {schema.LATENCY_EVERY: every} if every > 1 else {}
+        return sampled_labels(self.sampler)
 
     def map(self, pool, sync_fn, items):
         """One task per item, stamped ones timed all until the sampler has
