@@ -94,3 +94,22 @@ def martingale(n, mean, spread, mu=0.0):
     if remaining <= 0:
         return math.inf
     return (1.0 + n * MIXTURE) ** -0.5 * remaining ** (-n / 2.0)
+
+
+def least_rounds(room, spread, alpha=ALPHA, least=2, most=200):
+    """The fewest rounds n (from ``least``) at which the sequence's
+    half-width on values of standard deviation ``spread`` is below
+    ``room``; ``most`` when none up to it is (c(n) / sqrt(n) falls with n,
+    so a bisection finds it)."""
+    if half_width(most - 1, spread, alpha) >= room:
+        return most
+    low, high = max(least, first_bounded(alpha)), most - 1
+    if half_width(low, spread, alpha) < room:
+        return max(least, low)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if half_width(middle, spread, alpha) < room:
+            high = middle
+        else:
+            low = middle
+    return high

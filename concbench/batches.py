@@ -13,7 +13,7 @@ import traceback
 from concbench import gil, latency, schema
 from concbench.figures import BatchProbe, RunFigures
 from concbench.models.base import BatchClock
-from concbench.partner import PartnerFailed
+from concbench.partner import PartnerFailed, pin_worker
 from concbench.schedule import reference_first
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
 from concbench.workloads.base import RATE, CheckError
@@ -36,6 +36,7 @@ def time_batches(loops, bench):
                 seconds, figures = run_batch(bench, prepared)
             else:
                 seconds, figures = run_pair(bench, prepared)
+            bench.batches_done += 1
             if figures is not None:
                 RunFigures.current.add_batch(seconds, figures)
             elapsed += seconds
@@ -53,6 +54,8 @@ def run_pair(bench, prepared):
     if recorder is None:
         raise BatchFailed("%s: pairing in the worker needs the per-run figures "
                           "(the concbench pyperf hook)" % bench.name)
+    if bench.batches_done == 0 and bench.partner_process is not None:
+        pin_worker(bench.model)
     if reference_first(recorder.pairs, bench.round):
         first = time.perf_counter()
         reference, failures = run_partner(bench, prepared)
@@ -64,6 +67,13 @@ def run_pair(bench, prepared):
         first = time.perf_counter()
         reference, failures = run_partner(bench, prepared)
     recorder.pairs += 1
+    if bench.batches_done < bench.warmups:
+        # Its reference's batch tells whether a first batch is slower.
+        bench.warmup_references.append(reference)
+    elif bench.warmup_references:
+        figures[schema.WARMUP_REFERENCE_S] = " ".join(
+            "%.6g" % each for each in bench.warmup_references)
+        bench.warmup_references = []
     figures[schema.PAIRED_REFERENCE_S] = reference
     figures[schema.PAIR_GAP_S] = abs(second - first)
     figures[schema.PAIRED_REFERENCE_FAILURES] = failures
@@ -83,20 +93,9 @@ def run_partner(bench, prepared):
             raise BatchFailed("%s: %s" % (bench.name, exc)) from None
         counts = {schema.FAILURES: failures, schema.ITEMS: items}
     else:
-        # The same watch as the benchmark's own batch (run_batch): the
-        # machine's probe before it, the memory sampler during it. Both
-        # cost a batch of a few milliseconds 1-1.5%, which one side only
-        # would count as the difference between the two.
-        machine_probe()
-        watch = {}
-
-        def before():
-            watch["probe"] = BatchProbe()
-
-        def after():
-            watch["probe"].finish()
+        # Watched as the benchmark's own batch is (watched_run).
         try:
-            seconds, counts, _ = timed_run(bench.partner, prepared, (before, after))
+            seconds, counts, _, _, _ = watched_run(bench.partner, prepared)
         except CheckError as exc:
             raise BatchFailed("%s: the reference's batch beside it failed its "
                               "check: %s" % (bench.name, exc)) from None
@@ -172,26 +171,42 @@ def delivered_rate(due, ended, rate):
     return rate / max(1.0 + growth, 1e-9)
 
 
-def run_batch(bench, prepared):
-    """One timed, checked batch: (seconds, its figures for the run's hook,
-    None without the hook)."""
+def watched_run(bench, prepared, partner=None, watch=True):
+    """One timed, checked batch, watched as every batch of a pair is, the
+    reference's beside it included (``concbench.partner``): the machine's
+    probe before it, then the workload's figures and the memory sampler
+    just outside the timed region. Whatever watching costs, both sides of
+    a pair pay it; a watch on one side only would read as a difference
+    between them. (seconds, counts, latency figures, the process tree's
+    figures (None unwatched), the probe's seconds). ``partner``: the pid of
+    the process running the reference's batches beside this one, not of
+    its tree; ``watch``: False without the per-run figures (the hook),
+    whose memory and CPU figures nobody reads then."""
     workload = bench.workload
-    recorder = RunFigures.current
-    gil_before = gil.enabled()    # after prepare(): the libraries are imported
-    state = {}
+    state = {"tree": None}
 
     def before():
         state["before"] = workload.before_batch()
-        if recorder is not None:
-            state["probe"] = BatchProbe(bench.partner_pid())
+        if watch:
+            state["probe"] = BatchProbe(partner)
 
     def after():
-        if recorder is not None:
+        if watch:
             state["tree"] = state["probe"].finish()
+    speed = machine_probe()
+    seconds, counts, waits = timed_run(bench, prepared, (before, after))
+    counts.update(workload.after_batch(state["before"], seconds))
+    return seconds, counts, waits, state["tree"], speed
+
+
+def run_batch(bench, prepared):
+    """One timed, checked batch: (seconds, its figures for the run's hook,
+    None without the hook)."""
+    recorder = RunFigures.current
+    gil_before = gil.enabled()    # after prepare(): the libraries are imported
     try:
-        speed = machine_probe()
-        seconds, counts, waits = timed_run(bench, prepared, (before, after))
-        counts.update(workload.after_batch(state["before"], seconds))
+        seconds, counts, waits, tree, speed = watched_run(
+            bench, prepared, bench.partner_pid(), watch=recorder is not None)
     except CheckError as exc:
         raise BatchFailed("%s: result check failed: %s" % (bench.name, exc)) from None
     except Exception as exc:
@@ -202,7 +217,6 @@ def run_batch(bench, prepared):
     warn_server_busy(bench, counts, seconds)
     if recorder is None:
         return seconds, None
-    tree = state["tree"]
     tree.update(counts)
     tree.update(waits)
     tree[schema.PROBE_S] = speed

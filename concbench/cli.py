@@ -7,31 +7,26 @@ worker processes. Each worker re-executes bench.py, builds the same matrix,
 and prepares only the benchmark pyperf selected for it.
 """
 
-import contextlib
-import io
 import os
 import random
 import signal
 import sys
-import time
 
 import pyperf
 
-from concbench import gil, schema
-from concbench.adaptive import Plan
-from concbench.batches import time_batches
+from concbench import gil, inputs, schema
+from concbench.allocation import Plan
 from concbench.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
-                               stop_descendants, stop_if_signalled)
+                               stop_descendants)
 from concbench.figures import HOOK_NAME
 from concbench.lifeline import follow
+from concbench.master import TaskFailed, kept_note, run_matrix
 from concbench.matrix import MatrixError, build_matrix, library_versions
 from concbench.options import (add_options, forward_options, preset_from_argv,
                                 workload_module_from_argv)
 from concbench.plugins import PluginError, add_workload_module
 from concbench.presets import PRECISION_BUDGET, PRESETS
-from concbench.progress import Progress, say, unstable_summary
-from concbench.schedule import (add_rounds, filed, format_extra, next_round,
-                                parse_extra, round_tasks, schedule, task_name)
+from concbench.progress import say
 from concbench.results import OutputError, ResultsFile, check_output, move_earlier
 from concbench.servers import raise_nofile_limit
 
@@ -219,12 +214,6 @@ def enable_run_figures(args):
 
 # -- running -------------------------------------------------------------------
 
-def runs_here(args, index):
-    """Whether this process times benchmark ``index``: a worker runs the one
-    pyperf selected (or all, without --worker-task); the master none."""
-    return args.worker and args.worker_task in (None, index)
-
-
 def given(argv, short, long):
     """Whether pyperf's option ``short``/``long`` is on the command line."""
     return any(arg in (short, long) or arg.startswith(long + "=")
@@ -274,130 +263,12 @@ def plan_rounds(runner, args):
     runner.args.order_seed, runner.args.rounds = args.order_seed, args.rounds
     runner.args.max_time = args.max_time
     # Values per worker of the benchmarks not paired in their worker (a
-    # round's unit there is the run's median; -n sets every count).
-    if not given(sys.argv[1:], "-n", "--values"):
-        args.round_values = runner.args.round_values = \
-            PRESETS[args.preset].get("round_values")
-
-
-def run_matrix(runner, args, matrix, results):
-    extra = parse_extra(args.extra_rounds)
-    tasks = schedule(len(matrix), args.rounds, args.order_seed,
-                     interleave=not args.pyperf_order, extra=extra)
-    if args.worker:
-        # pyperf runs the task at this worker's position; the others are
-        # registered only to count positions.
-        for position, (round_number, index) in enumerate(tasks):
-            bench = matrix[index]
-            metadata = None
-            if runs_here(runner.args, position):
-                bench.round = round_number
-                if bench.partner is None and args.round_values:
-                    runner.args.values = args.round_values
-                metadata = bench.metadata()
-            run_task(runner, bench, task_name(bench.name, round_number),
-                     metadata, results)
-        return
-    plan = Plan(args.max_time, args.precision)
-    progress = Progress(len(tasks), len(matrix))
-    say("%s: %d benchmarks x %d %s (order seed %d)%s%s" % (
-        PROG, len(matrix), args.rounds,
-        "processes each, pyperf's order" if args.pyperf_order
-        else "interleaved rounds", args.order_seed,
-        ", " + plan.describe() if plan.adaptive else "",
-        "" if runner.args.verbose else "; -v shows pyperf's output"))
-    master = Master(runner, args, matrix, results, progress)
-    last_task = {index: position for position, (_, index) in enumerate(tasks)}
-    for position, (round_number, index) in enumerate(tasks):
-        if round_number is not None and position % len(matrix) == 0:
-            progress.round_starts(round_number, args.rounds)
-        master.run(round_number, index, last_task[index] == position)
-    if plan.adaptive:
-        add_rounds(master, plan)
-    summary = unstable_summary(results.suite)
-    if summary:
-        say(summary)
-    for line in control_summary(results.suite):
-        say(line)
-
-
-def control_summary(suite):
-    """What the A/A controls say of the run, as the report's header says it."""
-    from concbench.report.environment import control_lines
-    from concbench.report.rows import build_rows
-
-    if suite is None:
-        return []
-    controls = {}
-    return control_lines(build_rows(suite, controls), controls)
-
-
-class Master:
-    """The master's side of running tasks: files each run and keeps the
-    time each benchmark's worker took (``concbench.schedule.add_rounds``
-    decides which run in added rounds)."""
-
-    def __init__(self, runner, args, matrix, results, progress):
-        self.runner, self.args, self.matrix = runner, args, matrix
-        self.results, self.progress = results, progress
-        self.first = next_round(results.suite)
-        self.order = {bench.name: index for index, bench in enumerate(matrix)}
-        self.expected, self.warned = expected_gil(args), set()
-        self.took = {}      # benchmark index -> seconds its last task took
-        self.start = progress.start
-
-    def run(self, round_number, index, last):
-        stop_if_signalled()
-        bench = self.matrix[index]
-        name = task_name(bench.name, round_number)
-        started = time.monotonic()
-        result = run_task(self.runner, bench, name, None, self.results)
-        self.took[index] = time.monotonic() - started
-        if result is None:
-            return
-        if result.get_name() != name:
-            fail("a worker ran %s where %s was due: its schedule differs from "
-                 "the master's" % (result.get_name(), name), status=1)
-        run = filed(result, bench.name, round_number if round_number is None
-                    else self.first + round_number)
-        self.results.add(run, self.order)
-        stop_if_signalled()
-        if bench.name not in self.warned and warn_gil(run, self.expected):
-            self.warned.add(bench.name)
-        self.progress.task_done(run, last)
-
-    def add_round(self, indexes, extra):
-        """Run one added round of the benchmarks ``indexes``; ``extra``: every
-        added round so far, this one included, which workers started from
-        now on must register too."""
-        self.args.extra_rounds = self.runner.args.extra_rounds = format_extra(extra)
-        rounds = self.args.rounds + len(extra) - 1
-        for _, index in round_tasks(indexes, self.args.order_seed, rounds):
-            self.run(rounds, index, False)
-
-
-def run_task(runner, bench, name, metadata, results):
-    """One bench_time_func call; pyperf's own console output only with -v."""
-    quiet = contextlib.nullcontext() if runner.args.verbose or runner.args.worker \
-        else contextlib.redirect_stdout(io.StringIO())
-    try:
-        with quiet:
-            return runner.bench_time_func(name, time_batches, bench,
-                                          metadata=metadata)
-    except RuntimeError as exc:
-        # pyperf's master reports a worker that failed this way; the
-        # worker printed its own error above.
-        fail("benchmark %s failed (%s)%s" % (bench.name, exc,
-                                              kept_note(results)),
-             status=1)
-
-
-def kept_note(results):
-    """Where the runs of the benchmarks completed so far are kept, if any."""
-    if not results or not results.path or not results.saved:
-        return ""
-    return "; the runs of %d benchmark(s) completed before it are in %s" % (
-        results.saved, results.path)
+    # round's unit there is the run's median; -n sets every count), until
+    # the run's own figures size each worker (concbench.calibration).
+    args.fixed_values = given(sys.argv[1:], "-n", "--values")
+    args.fixed_warmups = given(sys.argv[1:], "-w", "--warmups")
+    args.round_values = None if args.fixed_values else \
+        PRESETS[args.preset].get("round_values")
 
 
 def main(prog="bench.py", program_args=None):
@@ -406,6 +277,8 @@ def main(prog="bench.py", program_args=None):
     opened = []     # the results file, once it is open
     try:
         run_bench(program_args, opened)
+    except TaskFailed as exc:
+        fail(str(exc), status=exc.status)
     except (KeyboardInterrupt, Stopped) as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         if "--worker" not in sys.argv:      # the master speaks for its workers
@@ -452,6 +325,7 @@ def run_bench(program_args, opened):
         enable_run_figures(runner.args)
     if not args.worker:
         runner.args.master_pid = os.getpid()    # for the workers it starts
+        args.inputs_folder = runner.args.inputs_folder = inputs.make_folder()
         adopt_orphans()
         exit_on_signals()
         on_exit(stop_descendants)
@@ -469,4 +343,5 @@ def run_bench(program_args, opened):
     if scaled and not args.worker:
         print("%s: scaled down on purpose: %s" % (args.preset, scaled),
               file=sys.stderr, flush=True)
-    run_matrix(runner, args, matrix, results)
+    expected = expected_gil(args)
+    run_matrix(runner, args, matrix, results, lambda run: warn_gil(run, expected))

@@ -122,12 +122,27 @@ class RunFigures:
 # -- CPU and context switches of the process tree -------------------------------
 
 def _tree(exclude):
+    """This process's descendants but ``exclude`` and theirs (the
+    reference's process beside the worker has a sampler of its own)."""
     import psutil
     try:
-        return [child for child in psutil.Process().children(recursive=True)
-                if child.pid not in exclude]
+        children = psutil.Process().children(recursive=True)
     except psutil.NoSuchProcess:
         return []
+    parents = {}
+    for child in children:
+        try:
+            parents[child.pid] = child.ppid()
+        except psutil.NoSuchProcess:
+            pass
+
+    def excluded(pid):
+        while pid in parents:
+            if pid in exclude:
+                return True
+            pid = parents[pid]
+        return pid in exclude
+    return [child for child in children if not excluded(child.pid)]
 
 
 def _own_counters():

@@ -9,7 +9,7 @@ benchmark a worker runs.
 import atexit
 import fnmatch
 
-from concbench import latency, models, schema, workloads
+from concbench import inputs, latency, models, schema, workloads
 from concbench.options import workload_options
 from concbench.plugins import PluginError, source_metadata
 from concbench.presets import PRESETS, workload_plan
@@ -28,22 +28,33 @@ class MatrixError(ValueError):
 class Bench:
     """One cell of the matrix: a workload run by a model."""
 
-    def __init__(self, workload, model, pairing="round", overhead=False, record=True):
+    def __init__(self, workload, model, pairing="round", overhead=False, record=True,
+                 reference=None):
         self.workload = workload
         self.model = model
         self.name = "%s/%s" % (workload.label, model.name)
         self.pairing = pairing
         # Whether its items' latencies are recorded (concbench.latency).
         self.record = record
+        # The model every other is compared with (--reference; sequential).
+        self.reference = reference or models.reference_name()
         # The reference's cell, whose batches run beside this one's in its
         # worker (pairing "worker"; concbench.schedule); with ``overhead``,
         # the same model unrecorded instead: what recording costs.
-        partner = models.parse(model.name if overhead else models.reference_name())
-        self.partner = (Bench(workload, partner, "none", record=record and not overhead)
+        partner = models.parse(model.name if overhead else self.reference)
+        self.partner = (Bench(workload, partner, "none", record=record and not overhead,
+                              reference=self.reference)
                         if pairing == "worker" else None)
         self.overhead = overhead
         self._forms = None
         self.round = None   # the round this worker runs (set where it runs)
+        # Set where it runs: the worker's warm-ups (pyperf's -w), the
+        # batches run so far, and the reference's batches beside the
+        # warm-ups (recorded with the first value: WARMUP_REFERENCE_S).
+        self.warmups = 0
+        self.inputs = None      # the run's folder of shared inputs (concbench.inputs)
+        self.batches_done = 0
+        self.warmup_references = []
         self.partner_process = None
         self.warned = False
         self._prepared = None
@@ -62,7 +73,7 @@ class Bench:
         meta.update(source_metadata(type(self.model), schema.MODEL))
         meta[schema.BATCH_CHECK] = ("every item's result equals the sequential "
                                "reference, computed outside the timed region")
-        meta[schema.REFERENCE_MODEL] = models.reference_name()
+        meta[schema.REFERENCE_MODEL] = self.reference
         meta[schema.PAIRING] = self.pairing
         if self.overhead:
             meta[schema.PAIRED_WITH] = "itself unrecorded"
@@ -94,8 +105,7 @@ class Bench:
     def prepare(self):
         """Inputs, reference and reused pools: once per worker, not timed."""
         if self._prepared is None:
-            items = self.workload.make_items()
-            reference = self.workload.reference(items)
+            items, reference = inputs.items_and_reference(self.workload, self.inputs)
             sync_fn = self.workload.sync_function()
             async_fn = self.workload.async_function()
             models_here = [self.model]
@@ -168,13 +178,41 @@ def select_models(preset_names, patterns):
                   key=lambda m: order.get(m.name, len(order)))
 
 
-def with_control(chosen):
-    """The models with the A/A control right after the reference, when the
-    reference is among them (and the control is not already)."""
-    position = next((i for i, m in enumerate(chosen) if m.is_reference), None)
+def with_control(chosen, reference):
+    """The models with the A/A control (``reference`` again, under its own
+    name) right after the reference, when the reference is among them (and
+    the control is not already)."""
+    from concbench.models.control import Control
+
+    position = next((i for i, m in enumerate(chosen) if m.name == reference.name), None)
     if position is None or any(m.name == CONTROL for m in chosen):
         return chosen
-    return chosen[:position + 1] + [models.parse(CONTROL)] + chosen[position + 1:]
+    return chosen[:position + 1] + [Control(reference)] + chosen[position + 1:]
+
+
+def with_reference(chosen, reference, asked):
+    """--reference: the chosen baseline runs whatever the selection, first
+    (``asked``: whether the user named one); the default reference, only
+    where the preset or the selection has it."""
+    if not asked or any(m.name == reference.name for m in chosen):
+        return chosen
+    return [reference] + chosen
+
+
+def reference_model(args):
+    """The model speedups are measured against: --reference, else the
+    registry's (sequential)."""
+    name = getattr(args, "reference", None)
+    if not name:
+        return models.parse(models.reference_name())
+    try:
+        model = models.parse(name)
+    except ValueError as exc:
+        raise MatrixError("--reference: %s" % exc) from None
+    if model.name == CONTROL:
+        raise MatrixError("--reference: the A/A control is the reference run again; "
+                          "name the model to compare with")
+    return model
 
 
 def usable_workloads(asked, left_out):
@@ -289,6 +327,8 @@ def build_matrix(args, left_out=None):
     matrix = []
     preset_names = set()
     unsupported = []
+    reference = reference_model(args)
+    asked = bool(getattr(args, "reference", None))
     selected = open_loop_only(args, selected, left_out)
     for cls, (params, names) in selected:
         for param in cls.defaults():
@@ -300,13 +340,18 @@ def build_matrix(args, left_out=None):
         for workload_params in sweep(params):
             try:
                 workload = cls(**workload_params)
-                chosen = select_models(names, patterns)
+                chosen = with_reference(select_models(names, patterns), reference, asked)
                 # A scenario reproduces a seed's experiment, in one or two
                 # rounds that no interval can decide: a control only adds time.
                 if not args.no_control and "workloads" not in PRESETS[args.preset]:
-                    chosen = with_control(chosen)
+                    chosen = with_control(chosen, reference)
             except ValueError as exc:   # ModelError included
                 raise MatrixError(str(exc)) from None
+            reason = reference.supports(workload)
+            if reason:
+                raise MatrixError("--reference %s cannot run %s: %s" % (
+                    reference.name, cls.name, reason) if asked else
+                    "the reference %s cannot run %s: %s" % (reference.name, cls.name, reason))
             for model in chosen:
                 reason = model.supports(workload)
                 if reason and model.name in named:
@@ -320,8 +365,10 @@ def build_matrix(args, left_out=None):
                     overhead = getattr(args, "latency_overhead", False)
                     matrix.append(Bench(workload, model,
                                         "worker" if overhead else
-                                        pairing(workload, model, choice), overhead,
-                                        record=not getattr(args, "no_latency", False)))
+                                        pairing(workload, model, choice, reference.name),
+                                        overhead,
+                                        record=not getattr(args, "no_latency", False),
+                                        reference=reference.name))
     for plugin in models.plugins().values():
         if plugin.broken():     # none of the run's models is of its family
             left_out.append("warning: %s (not asked for, so left out)" % plugin.broken())

@@ -7,17 +7,17 @@ must be declared alike by all of them, defaults aside.
 """
 
 import argparse
+import re
 
 from concbench import workloads
-from concbench.adaptive import duration, percentage
 from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 from concbench.schedule import PAIRINGS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
-SELECTION = ("preset", "workload", "model", "no_control", "no_run_figures",
+SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_figures",
              "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds",
-             "round_values", "max_time", "precision", "force_gil", "workload_module",
+             "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
              "master_pid")
 
 
@@ -58,6 +58,12 @@ def add_options(parser):
                        help="run only the preset's models matching these glob "
                        "patterns; a plain model name (threads-64) is run even "
                        "if the preset lacks it")
+    group.add_argument("--reference", metavar="MODEL",
+                       help="the model every speedup is measured against, and "
+                       "that the A/A control runs against itself: the baseline "
+                       "you run today (threads-8: what would asyncio give?); "
+                       "it runs whatever --model selects; batches are still "
+                       "checked against sequential results (default: sequential)")
     group.add_argument("--no-control", action="store_true",
                        help="leave out the A/A control (<workload>/control: the "
                        "reference run again, whose verdict checks the "
@@ -104,8 +110,8 @@ def add_options(parser):
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--extra-rounds", help=argparse.SUPPRESS)
-    group.add_argument("--round-values", type=int, help=argparse.SUPPRESS)
     group.add_argument("--master-pid", type=int, help=argparse.SUPPRESS)
+    group.add_argument("--inputs-folder", help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")
@@ -115,6 +121,35 @@ def add_options(parser):
         group.add_argument(option.flag, dest=option.param, type=option.convert,
                            metavar=option.metavar, help=option.help + suffix)
 
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def duration(text):
+    """'90', '90s', '10m', '1h', '2m30s' -> seconds (> 0)."""
+    if text.strip().startswith("-"):
+        raise argparse.ArgumentTypeError("%r is not a positive duration" % text)
+    match = _DURATION.fullmatch(text.strip().lower()) if text.strip() else None
+    if match is None or not any(match.groups()):
+        raise argparse.ArgumentTypeError(
+            "%r is not a duration (examples: 90s, 10m, 1h30m)" % text)
+    hours, minutes, seconds = (float(part or 0) for part in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError("%r is not a positive duration" % text)
+    return total
+
+
+def percentage(text):
+    """--precision: a share in percent, 0 < PCT <= 100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number" % text) from None
+    if not 0 < value <= 100 or value != value:
+        raise argparse.ArgumentTypeError(
+            "%s is out of range: give a percentage above 0, at most 100" % text)
+    return value
 
 def seed(text):
     try:

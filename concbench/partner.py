@@ -37,6 +37,31 @@ def current_cpu():
         return None
 
 
+def single_threaded(model):
+    """Whether one thread of one process runs the model's items."""
+    return model.parallelism == 1 and not model.runs_in_subprocesses
+
+
+def pin_worker(model):
+    """Keep the worker on the CPU it runs on now when its model runs on one
+    thread (the reference's process beside it goes to the same CPU before
+    each of its batches): this machine's CPUs change speed on their own,
+    for seconds at a time, and two single-threaded batches compared on two
+    CPUs would differ by that. A model with threads or processes of its own
+    is left to the scheduler, as its reference is. Returns the CPU, or
+    None."""
+    cpu = current_cpu()
+    if cpu is None or not single_threaded(model) or not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        if cpu not in os.sched_getaffinity(0):
+            return None
+        os.sched_setaffinity(0, {cpu})
+    except OSError:
+        return None
+    return cpu
+
+
 class PartnerFailed(Exception):
     """The reference's batch failed in the partner process: one line."""
 
@@ -92,12 +117,16 @@ def _serve(connection, bench, prepared, parent):
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
         from concbench.lifeline import follow
         follow(parent)
-        from concbench.batches import timed_run
+        from concbench.batches import watched_run
+        from concbench.figures import BatchProbe
+
+        # The worker's sampler is the worker's: this process starts its own.
+        BatchProbe._sampler = None
 
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran.
         # A reference with threads of its own is left to the scheduler.
-        pin = model.parallelism == 1 and not model.runs_in_subprocesses
+        pin = single_threaded(model)
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's
         while True:
@@ -111,7 +140,9 @@ def _serve(connection, bench, prepared, parent):
                 except OSError:     # not allowed here: anywhere will do
                     pass
             try:
-                seconds, counts, _ = timed_run(bench.partner, prepared)
+                # Watched as the worker's own batches are: probe, sampler,
+                # the workload's figures (``watched_run``).
+                seconds, counts, _, _, _ = watched_run(bench.partner, prepared)
                 answer = ("ok", seconds, counts.get(schema.FAILURES, 0),
                           counts.get(schema.ITEMS, 0))
             except CheckError as exc:

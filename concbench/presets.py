@@ -17,7 +17,7 @@ cost than more workers; one paired by round, and the reference's own, runs
 IO batch added little. -n sets every count.
 
 ``max_time`` is the preset's budget for the whole run: after its rounds,
-further rounds run only for what is still undecided (``concbench.adaptive``),
+further rounds run only for what is still open (``concbench.allocation``),
 while the budget allows. So the default preset starts with two rounds, and
 the time goes to the rows that need more. A scenario reproduces an
 experiment with its own run counts and adds none unless asked.

@@ -33,21 +33,23 @@ benchmark's real name with its round number (``round`` in run metadata).
 """
 
 import random
-import time
 
 import pyperf
 
 from concbench import schema
 
+# How a benchmark's batches pair with the reference's (its ``pairing``).
+IN_WORKER, BY_ROUND, NONE = "worker", "round", "none"
 # --pairing: auto picks per workload kind (PAIRED_KINDS pair in the worker).
-PAIRINGS = ("auto", "worker", "round")
+PAIRINGS = ("auto", IN_WORKER, BY_ROUND)
 PAIRED_KINDS = ("cpu",)
 
 
-def pairing(workload, model, choice="auto"):
+def pairing(workload, model, choice="auto", reference=None):
     """How ``model``'s speedup on ``workload`` pairs its batches with the
-    reference's: "worker", "round", or "none" for the reference itself."""
-    if model.is_reference:
+    reference's (``reference``: its name; the registry's by default):
+    "worker", "round", or "none" for the reference itself."""
+    if model.name == reference if reference else model.is_reference:
         return "none"
     if choice == "auto":
         return "worker" if workload.kind in PAIRED_KINDS else "round"
@@ -122,55 +124,3 @@ def filed(result, name, round_number):
         runs.append(pyperf.Run(run.values, warmups=run.warmups, metadata=meta,
                                collect_metadata=False))
     return pyperf.Benchmark(runs)
-
-
-# -- added rounds: which benchmarks run while answers are open -----------------
-
-def add_rounds(master, plan):
-    """Rounds of the open questions' benchmarks (a row paired in its worker
-    needs no run of the reference's own), while one fits in the budget
-    (``concbench.adaptive.choose`` picks which). ``master``: the cli's, which
-    runs a round (``add_round``) and knows the suite, the start and what each
-    benchmark's worker last took."""
-    from concbench.adaptive import choose, open_rows
-    from concbench.progress import format_duration, say
-
-    names = set(master.order)
-    extra = []
-
-    def cost(name):
-        return master.took.get(master.order[name], 0.0)
-    what = "undecided or imprecise" if plan.precision else "undecided"
-    while True:
-        still = open_rows(master.results.suite, names, plan.precision)
-        elapsed = time.monotonic() - master.start
-        rounds = master.args.rounds + len(extra)
-        if not still:
-            say("every row %s after %d rounds (%s)" % (
-                "is decided and within +-%g%%" % plan.precision if plan.precision
-                else "and takeaway is decided", rounds, format_duration(elapsed)))
-            return
-        remaining = plan.max_time - elapsed
-        chosen, members, _ = choose(still, cost, remaining)
-        if not chosen:
-            shown = [row.label() for row in still]
-            say("time budget (%s) spent after %d rounds: %s still %s: %s%s" % (
-                format_duration(plan.max_time), rounds, open_count(still),
-                what, ", ".join(shown[:6]), ", ..." if len(shown) > 6 else ""))
-            return
-        indexes = sorted(master.order[name] for name in members)
-        extra.append(indexes)
-        say("round %d (added): %s still %s, %d in this round "
-            "(%d tasks); %s left of %s" % (
-                rounds + 1, open_count(still), what, len(chosen), len(indexes),
-                format_duration(max(0, remaining)), format_duration(plan.max_time)))
-        master.add_round(indexes, extra)
-
-
-def open_count(still):
-    """'3 row(s) and 2 takeaway comparison(s)'."""
-    rows = sum(1 for row in still if not row.takeaway)
-    parts = ["%d row(s)" % rows] if rows else []
-    if len(still) > rows:
-        parts.append("%d takeaway comparison(s)" % (len(still) - rows))
-    return " and ".join(parts)

@@ -1,198 +1,262 @@
-"""How often the verdicts err, on synthetic rounds whose truth is known.
+"""How often a run's answers err, on synthetic runs whose truth is known.
 
-A row's per-round log speedups are drawn with a known true speedup and a
-known spread, and read after every round exactly as bench.py reads a real
-row: ``stats.sequence_ratio`` makes its interval, ``adaptive.is_open``
-decides whether it needs another round, and ``stats.verdict`` names what it
-says. A row stops at its first decision, or after LOOKS rounds (where a
-run's budget would end it). A run stopped by a user earlier reports what it
-had, so counting the first decision counts every way a run can stop.
+A simulated run has the rows of one workload, each with a known true
+speedup, and goes the way bench.py goes: two rounds of every benchmark,
+then rounds of what the open questions need until every question is
+answered, the budget is spent or MOST_ROUNDS have run. Every step is the project's own code:
+each row is settled as the report settles it (``report.pairs.settle``: a
+worker's unit is the median of its pairs, the floor comes from their
+spread), the questions are the report's (``questions.all_questions``: the
+rows' verdicts, the fastest model, the best worker count, where more
+workers stopped helping), what runs next is the allocation's
+(``allocation.choose``, the A/A control joining as in bench.py, each
+worker's pairs from ``calibration.values_for``), and the answer read at
+the end is the takeaways' (``questions.Race``).
 
-Three kinds of noise, each scaled to a standard deviation of about ``sd``:
-``gaussian``; ``heavy``, Student's t with 3 degrees of freedom (outliers of
-5 sd and more); ``regimes``, the machine's two speeds: a calm state
-(spread 0.4 sd) and a busy one (spread sd, plus a jump of 1.2 sd of either
-sign in half its rounds, when one of the pair ran in a slow period), each
-lasting about 7 rounds.
+The rows: the reference, its A/A control and a second row of no difference
+(1.00x), a row of 1.08x, one of 0.80x, and a series threads-2/4/8 at 1.60x,
+2.00x and 1.90x (the fastest, and the best count, is threads-4). Kinds of
+noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
+
+- ``gaussian``: independent;
+- ``regimes``: the machine's busy periods, persisting about 7 rounds, in
+  which every row's rounds spread twice as much and are shifted by 1.2 sd
+  of a sign drawn per row and period;
+- ``ar1``: each row's rounds follow an AR(1) process (rho 0.3);
+- ``skewed``: rows paired by round (IO), one value per benchmark and round,
+  each benchmark's log time skewed to the slow side (an exponential).
+
+Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
+in one pair of five, a jump of 0.5 of either sign (a change of the
+machine's speed between the two batches).
 
     python -m concbench.simulation [--trials N] [--seed N]
-
-prints the share of runs that call a true 1.00x faster or slower, the share
-that call a true 1.08x the same, and the rounds needed to decide 0.8x, 1.25x
-and 2x, beside what a Student interval with a number of rounds fixed in
-advance needs (and the share that the same Student interval, looked at after
-every round, calls a true 1.00x faster or slower: the rule this replaces).
 """
 
 import argparse
 import math
+import os
 import random
 import sys
 
-from concbench.adaptive import is_open
-from concbench.stats import sequence_ratio, t_critical_95, verdict
+from concbench import schema as K
+from concbench.allocation import choose, demands, with_controls
+from concbench.calibration import Figures, pooled_between, values_for
+from concbench.questions import Race, all_questions
+from concbench.report.pairs import settle, units
+from concbench.schedule import BY_ROUND, IN_WORKER, NONE
 
-LOOKS = 200
-SPREADS = (0.01, 0.03, 0.1, 0.3, 0.5)
-NOISES = ("gaussian", "heavy", "regimes")
-DECIDE = (0.8, 1.25, 2.0)
-
-
-def noise(kind, sd, rng):
-    """An endless source of per-round noise of kind ``kind``."""
-    if kind == "gaussian":
-        while True:
-            yield rng.gauss(0.0, sd)
-    if kind == "heavy":
-        scale = sd / math.sqrt(3.0)     # t(3) has variance 3
-        while True:
-            chi2 = sum(rng.gauss(0.0, 1.0) ** 2 for _ in range(3))
-            yield scale * rng.gauss(0.0, 1.0) / math.sqrt(chi2 / 3.0)
-    if kind == "regimes":
-        busy = rng.random() < 0.5
-        while True:
-            if rng.random() < 0.15:
-                busy = not busy
-            if not busy:
-                yield rng.gauss(0.0, 0.4 * sd)
-            else:
-                jump = 0.0 if rng.random() < 0.5 else rng.choice((-1.2, 1.2)) * sd
-                yield rng.gauss(0.0, sd) + jump
-    raise ValueError("unknown noise %r" % kind)
+NOISES = ("gaussian", "regimes", "ar1", "skewed")
+SPREADS = (0.03, 0.15)
+TRUTHS = (("sequential", 1.0), ("control", 1.0), ("null", 1.0), ("near", 1.08),
+          ("slow", 0.80), ("threads-2", 1.60), ("threads-4", 2.00), ("threads-8", 1.90))
+FASTEST = "threads-4"
+BUDGET_S = 400.0
+# Rounds a simulated run stops at, whatever is left of its budget.
+MOST_ROUNDS = 20
+OVERHEAD_S, PAIR_S, VALUE_S = 1.0, 0.5, 0.1
+PAIR_SPREAD, JUMP, JUMPS = 0.1, 0.5, 0.2
 
 
-class Moments:
-    """Count, mean and standard deviation of the rounds so far (Welford)."""
+class SimRow:
+    """A row as ``concbench.questions`` reads it, fed with synthetic rounds."""
 
-    def __init__(self):
-        self.count, self.mean, self.squares = 0, 0.0, 0.0
+    ours = True
 
-    def add(self, x):
-        self.count += 1
-        delta = x - self.mean
-        self.mean += delta / self.count
-        self.squares += delta * (x - self.mean)
-        return self.count
+    def __init__(self, name, truth, position, pairing):
+        self.model, self.truth, self.position = name, truth, position
+        self.name, self.workload = "w/" + name, "w"
+        self.pairing = pairing
+        self.meta = {K.REFERENCE_MODEL: "sequential", K.PARALLELISM: 1}
+        family, _, count = name.partition("-")
+        if count.isdigit():     # a series of worker counts: threads-2, -4, -8
+            self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
+                              K.PARALLELISM: int(count)})
+        self.groups, self.by_round = {}, {}
+        self.ratio = self.reference = self.verdict = None
+        self.speedup, self.mean, self._speedups = None, 1.0, {}
+        self.paired_logs, self.within_floor = {}, None
 
-    @property
-    def sd(self):
-        return math.sqrt(self.squares / (self.count - 1))
+    def speedups(self):
+        return None if self is self.reference else self._speedups
 
+    def round_ratios(self):
+        return self.ratio.values if self.ratio else []
 
-def first_decision(truth, source, looks=LOOKS):
-    """(verdict, rounds) of one row read after every round: its first
-    decision, or what it says after ``looks`` rounds."""
-    shift = math.log(truth)
-    rounds, ratio = Moments(), None
-    for _ in range(looks):
-        if rounds.add(shift + next(source)) < 2:
-            continue
-        ratio = sequence_ratio(rounds.count, rounds.mean, rounds.sd)
-        if not is_open(ratio):
-            return verdict(ratio), rounds.count
-    return verdict(ratio), looks
+    def workers(self):
+        return self.meta[K.PARALLELISM]
 
 
-def student_half(rounds):
-    """The half-width of a Student 95% interval on the rounds so far."""
-    return t_critical_95(rounds.count - 1) * rounds.sd / math.sqrt(rounds.count)
+class Noise:
+    """Each row's per-round noise, of one kind, for one simulated run."""
+
+    def __init__(self, kind, sd, rng):
+        self.kind, self.sd, self.rng = kind, sd, rng
+        self.busy, self.signs, self.last = False, {}, {}
+
+    def next_round(self):
+        if self.rng.random() < 0.15:
+            self.busy, self.signs = not self.busy, {}
+
+    def draw(self, name):
+        rng, sd = self.rng, self.sd
+        if self.kind == "regimes":
+            if not self.busy:
+                return rng.gauss(0.0, 0.5 * sd)
+            sign = self.signs.setdefault(name, rng.choice((-1.2, 1.2)))
+            return rng.gauss(0.0, sd) + sign * sd
+        if self.kind == "ar1":
+            value = 0.3 * self.last.get(name, 0.0) + math.sqrt(1 - 0.09) * rng.gauss(0.0, sd)
+            self.last[name] = value
+            return value
+        if self.kind == "skewed":
+            return sd * (rng.expovariate(1.0) - 1.0)
+        return rng.gauss(0.0, sd)
 
 
-def naive_decision(source, looks=LOOKS):
-    """Whether a Student interval looked at after every round calls a true
-    1.00x faster or slower (the rule before confidence sequences)."""
-    rounds = Moments()
-    band = math.log(1.05)
-    for _ in range(looks):
-        if rounds.add(next(source)) < 2:
-            continue
-        half = student_half(rounds)
-        if abs(rounds.mean) > half:
-            return True
-        if -band <= rounds.mean - half and rounds.mean + half <= band:
-            return False
-    return False
+def world(kind):
+    paired = kind != "skewed"
+    rows = [SimRow(name, truth, position, NONE if name == "sequential" else
+                   IN_WORKER if paired else BY_ROUND)
+            for position, (name, truth) in enumerate(TRUTHS)]
+    return {row.name: row for row in rows}
 
 
-def error_rates(trials, seed, looks=LOOKS, spreads=SPREADS, noises=NOISES):
-    """{(noise, sd): (false faster or slower at 1.00, false same at 1.08,
-    the old rule's false faster or slower at 1.00)}, shares of ``trials``."""
+def run_round(rows, names, number, noise, pairs, rng):
+    """Round ``number`` of the benchmarks ``names``: rows paired in their
+    worker get ``pairs[name]`` pairs, rows paired by round one value."""
+    noise.next_round()
+    for name in names:
+        row = rows[name]
+        shift = noise.draw(name)
+        if row.pairing == IN_WORKER:
+            group = []
+            for _ in range(pairs.get(name, 3)):
+                jump = rng.choice((-JUMP, JUMP)) if rng.random() < JUMPS else 0.0
+                group.append(math.log(row.truth) + shift + rng.gauss(0.0, PAIR_SPREAD) + jump)
+            row.groups[number] = group
+        else:
+            row.by_round[number] = math.exp(-math.log(row.truth) + shift)
+
+
+def settle_all(rows):
+    reference = rows["w/sequential"]
+    for row in rows.values():
+        if row.pairing == IN_WORKER:
+            row.paired_logs, row.within_floor = units(row.groups)
+        settle(row, reference)
+    groups = {"w": [r for r in rows.values() if r.model != "control"]}
+    return groups, {"w": rows["w/control"]}
+
+
+def sizes(rows, questions):
+    """Pairs for each paired row's next worker, as bench.py sizes them
+    (``calibration``), for the rows an open question needs."""
+    figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
+                             OVERHEAD_S)
+               for name, row in rows.items() if row.pairing == IN_WORKER}
+    between = pooled_between(figures.values())
+    wanted = demands(questions)
+    return {name: values_for(figures[name], between, demand)
+            for name, demand in wanted.items() if name in figures}
+
+
+def simulate(kind, sd, rng, budget=BUDGET_S):
+    """One simulated run: (the null row's verdict, the 1.08x row's, whether
+    the fastest answer names the true fastest, rounds, answered)."""
+    rows = world(kind)
+    noise = Noise(kind, sd, rng)
+    for number in range(2):
+        run_round(rows, list(rows), number, noise, {}, rng)
+    spent, number = 0.0, 2
+    while number < MOST_ROUNDS:
+        groups, controls = settle_all(rows)
+        questions = all_questions(groups, controls)
+        still = [q for q in questions if not q.answered]
+        if not still:
+            break
+        pairs = sizes(rows, questions)
+
+        def cost(name):
+            row = rows[name]
+            if row.pairing == IN_WORKER:
+                return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
+            return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
+        chosen, names, used = choose(still, cost, budget - spent,
+                                     lambda found: with_controls(found, groups, controls))
+        if not chosen:
+            break
+        run_round(rows, sorted(names), number, noise, pairs, rng)
+        spent += used
+        number += 1
+    groups, controls = settle_all(rows)
+    race = Race(groups["w"])
+    named = {row.model for row in race.named()}
+    return (rows["w/null"].verdict, rows["w/near"].verdict, FASTEST in named,
+            number, not any(not q.answered for q in all_questions(groups, controls)))
+
+
+def _runs(task):
+    kind, sd, count, seed, budget = task
+    rng = random.Random(seed)
+    return [simulate(kind, sd, rng, budget) for _ in range(count)]
+
+
+def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
+                processes=1):
+    """{(noise, sd): (a true 1.00x called faster or slower, a true 1.08x
+    called the same, the true fastest left out of "fastest", the share of
+    runs that answered every question, the median rounds)}; each cell's
+    runs split over ``processes`` processes (each with a seed of its own,
+    so that the figures do not depend on how many)."""
+    cells = [(kind, sd) for kind in noises for sd in spreads]
+    chunks = max(1, processes)
+    tasks = [(kind, sd, trials // chunks + (part < trials % chunks),
+              "%d/%s/%g/%d" % (seed, kind, sd, part), budget)
+             for kind, sd in cells for part in range(chunks)]
+    if processes > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            done = pool.map(_runs, tasks)
+    else:
+        done = [_runs(task) for task in tasks]
     found = {}
-    for kind in noises:
-        for sd in spreads:
-            rng = random.Random("%d/%s/%g" % (seed, kind, sd))
-            wrong = same = naive = 0
-            for _ in range(trials):
-                said, _ = first_decision(1.0, noise(kind, sd, rng), looks)
-                wrong += said in ("faster", "slower")
-                said, _ = first_decision(1.08, noise(kind, sd, rng), looks)
-                same += said == "same"
-                naive += naive_decision(noise(kind, sd, rng), looks)
-            found[kind, sd] = (wrong / trials, same / trials, naive / trials)
+    for position, (kind, sd) in enumerate(cells):
+        runs = [run for part in done[position * chunks:(position + 1) * chunks]
+                for run in part]
+        found[kind, sd] = (
+            sum(null in ("faster", "slower") for null, *_ in runs) / len(runs),
+            sum(near == "same" for _, near, *_ in runs) / len(runs),
+            sum(not named for _, _, named, _, _ in runs) / len(runs),
+            sum(done for *_, done in runs) / len(runs),
+            sorted(rounds for *_, rounds, _ in runs)[len(runs) // 2])
     return found
 
 
-def fixed_rounds(truth, sd, trials, rng, share=0.9, most=LOOKS):
-    """The fewest rounds, fixed in advance, at which a Student 95% interval
-    calls a ``truth`` (Gaussian noise) the right way in ``share`` of runs
-    (each n's share is read on the first n rounds of the same runs)."""
-    shift = math.log(truth)
-    hits = [0] * (most + 1)
-    for _ in range(trials):
-        rounds = Moments()
-        for n in range(1, most + 1):
-            if rounds.add(shift + rng.gauss(0.0, sd)) >= 2:
-                half = student_half(rounds)
-                hits[n] += (rounds.mean - half > 0) if truth > 1 else (rounds.mean + half < 0)
-    return next((n for n in range(2, most + 1) if hits[n] >= share * trials), None)
-
-
-def rounds_to_decide(trials, seed, truths=DECIDE, spreads=SPREADS, looks=LOOKS):
-    """{(truth, sd): (median rounds, 90th percentile rounds, share decided
-    the right way, fixed rounds for 90%)} with Gaussian noise."""
-    found = {}
-    for truth in truths:
-        for sd in spreads:
-            rng = random.Random("%d/decide/%g/%g" % (seed, truth, sd))
-            runs = [first_decision(truth, noise("gaussian", sd, rng), looks)
-                    for _ in range(trials)]
-            right = "faster" if truth > 1 else "slower"
-            taken = sorted(rounds for _, rounds in runs)
-            found[truth, sd] = (
-                taken[len(taken) // 2], taken[int(0.9 * len(taken))],
-                sum(1 for said, _ in runs if said == right) / trials,
-                fixed_rounds(truth, sd, max(200, trials // 5), rng))
-    return found
-
-
-def report(trials, seed, out=sys.stdout):
-    print("False decisions, %d runs per cell, each read after every round, up to "
-          "%d rounds (seed %d):" % (trials, LOOKS, seed), file=out)
-    print("  noise     sd    1.00x called faster/slower   1.08x called same   "
-          "(Student interval looked at every round: 1.00x faster/slower)", file=out)
-    for (kind, sd), (wrong, same, naive) in error_rates(trials, seed).items():
-        print("  %-8s  %-4g  %26.1f%%  %18.1f%%   %8.1f%%" % (
-            kind, sd, 100 * wrong, 100 * same, 100 * naive), file=out)
-    print("Rounds to decide (Gaussian noise; median / 90th percentile; share "
-          "decided the right way by round %d; a fixed-n Student interval's n for "
-          "90%%):" % LOOKS, file=out)
-    for (truth, sd), (median, p90, right, fixed) in rounds_to_decide(
-            max(100, trials // 4), seed).items():
-        print("  %.2fx  sd %-4g  %3d / %3d rounds  %5.1f%%  fixed n: %s" % (
-            truth, sd, median, p90, 100 * right,
-            fixed if fixed is not None else "> %d" % LOOKS), file=out)
+def report(trials, seed, out=sys.stdout, processes=1):
+    print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
+          "and allocation within %g s (seed %d):" % (trials, BUDGET_S, seed), file=out)
+    print("  noise     sd     1.00x faster/slower  1.08x same  fastest left out  "
+          "all answered  median rounds", file=out)
+    for (kind, sd), (null, near, left, done, rounds) in error_rates(
+            trials, seed, processes=processes).items():
+        print("  %-8s  %-5g  %19.1f%%  %9.1f%%  %15.1f%%  %11.1f%%  %13d" % (
+            kind, sd, 100 * null, 100 * near, 100 * left, 100 * done, rounds), file=out)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m concbench.simulation",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=4000,
+    parser.add_argument("--trials", type=int, default=3000,
                         help="runs per cell (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                        help="processes to share the runs (default: one per CPU)")
     args = parser.parse_args(argv)
     if args.trials < 10:
         parser.error("--trials: at least 10")
-    report(args.trials, args.seed)
+    report(args.trials, args.seed, processes=args.processes)
     return 0
 
 

@@ -20,6 +20,22 @@ _T95_LARGE = ((200, 1.960), (100, 1.984), (80, 1.990), (60, 2.000), (50, 2.009),
               (40, 2.021))
 
 
+def mean(values):
+    """The mean of a sequence of floats (``statistics.fmean`` without its
+    checks)."""
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def stdev(values):
+    """The sample standard deviation of floats: ``statistics.stdev``
+    computes it exactly over fractions, a hundred times slower, and the
+    rounds are read after every round (and simulated by the thousand)."""
+    values = list(values)
+    middle = sum(values) / len(values)
+    return math.sqrt(sum((x - middle) ** 2 for x in values) / (len(values) - 1))
+
+
 def t_critical_95(df):
     for least, value in _T95_LARGE:
         if df >= least:
@@ -73,24 +89,63 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     if not ratios:
         return None
     logs = [math.log(x) for x in ratios]
-    spread = statistics.stdev(logs) if len(logs) > 1 else None
-    if spread is not None and floor:
-        spread = max(spread, floor)
-    return sequence_ratio(len(logs), statistics.fmean(logs), spread,
+    spread = stdev(logs) if len(logs) > 1 else None
+    if spread is not None:
+        spread *= persistence(logs)
+        if floor:
+            spread = max(spread, floor)
+    return sequence_ratio(len(logs), mean(logs), spread,
                           sum(1 for x in ratios if x > 1), ratios, alpha)
 
 
+# The most lag-1 autocorrelation the rounds' spread is widened for.
+MOST_PERSISTENCE = 0.6
+
+
+def persistence(logs):
+    """How much wider than its values' spread the mean of rounds in time
+    order varies when neighbouring rounds resemble each other: the
+    machine's slow periods can last several rounds and favour one side of
+    a pair all along. From the rounds' lag-1 autocorrelation r (taken as 0
+    when negative, at most MOST_PERSISTENCE): sqrt((1 + r) / (1 - r)), the
+    long-run factor of an AR(1) process; 1 below four rounds. This only
+    widens the interval."""
+    count = len(logs)
+    if count < 4:
+        return 1.0
+    middle = sum(logs) / count
+    squares = sum((x - middle) ** 2 for x in logs)
+    if squares == 0:
+        return 1.0
+    lagged = sum((a - middle) * (b - middle) for a, b in zip(logs, logs[1:]))
+    r = min(max(lagged / squares, 0.0), MOST_PERSISTENCE)
+    return math.sqrt((1 + r) / (1 - r))
+
+
 def within_floor(groups):
-    """The standard deviation that the mean of each group of ``groups``
-    (a round's paired log ratios) has from its own pairs' spread alone:
-    the square root of the mean of var/k over the groups of two or more.
-    A round's value (here a median of its pairs) varies at least this
-    much, whatever the rounds' differences add; None without any group of
-    two. Pooled over every round, it rests on many more pairs than the
-    rounds' own spread."""
-    shares = [statistics.variance(group) / len(group)
-              for group in groups if len(group) > 1]
-    return math.sqrt(statistics.fmean(shares)) if shares else None
+    """The standard deviation that the median of each group of ``groups``
+    (a round's paired log ratios) has from its own pairs' spread alone: a
+    round's value varies at least this much, whatever the rounds'
+    differences add; None without any group of two. Pooled over every
+    round, it rests on many more pairs than the rounds' own spread.
+
+    The pairs' spread is taken robustly (1.4826 times the median absolute
+    deviation from each group's median, with Bessel's factor for the
+    group's own median), as the median is: a pair that ran across a change
+    of the machine's speed is off by up to 50% here, and a variance would
+    take its share of those for the spread of the median, which they
+    hardly move. A median of k pairs varies as pi/2 times a mean of k."""
+    deviations, sizes = [], []
+    for group in groups:
+        if len(group) > 1:
+            middle = statistics.median(group)
+            bessel = math.sqrt(len(group) / (len(group) - 1))
+            deviations.extend(abs(x - middle) * bessel for x in group)
+            sizes.append(len(group))
+    if not sizes:
+        return None
+    scale = 1.4826 * statistics.median(deviations)
+    return math.sqrt(math.pi / 2 * scale * scale * mean(1 / k for k in sizes))
 
 
 def joint_floor(*floors):

@@ -5,7 +5,8 @@ the reference's own loop in worker processes of its own, in the same rounds
 and paired the same way as any model, so its speedup is 1 by construction
 and any verdict but "same" or "undecided" is an error of the intervals on
 this machine at this moment (the report then marks the run untrusted).
-bench.py adds it beside the reference unless --no-control is given.
+bench.py adds it beside the reference unless --no-control is given; with
+--reference MODEL it runs that model (a pool, threads) against itself.
 """
 
 from concbench import schema
@@ -19,9 +20,12 @@ class Control(Model):
     PATTERN = r"control"
     FORM = "control"
 
-    def __init__(self):
+    def __init__(self, reference=None):
+        """``reference``: the model to run again (--reference; by default
+        the registry's reference, sequential)."""
         from . import families
-        self.reference = next(family for family in families() if family.is_reference)()
+        self.reference = reference or next(
+            family for family in families() if family.is_reference)()
 
     @property
     def name(self):

@@ -11,7 +11,12 @@ import random
 
 import pyperf
 
-from concbench import adaptive
+from types import SimpleNamespace
+
+import pytest
+
+from concbench import allocation, questions
+from concbench.questions import all_questions
 from concbench.report.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.schedule import format_extra, parse_extra, schedule
@@ -58,74 +63,141 @@ def file_of(ratios, rounds):
 
 
 def opened(suite, precision=None):
-    return [(row.label(), row.takeaway) for row in
-            adaptive.open_rows(suite, {"w/sequential", "w/m"}, precision)]
+    """The open questions of a file, as bench.py reads them between rounds."""
+    controls = {}
+    groups = build_rows(suite, controls)
+    return [(q.label, q.kind) for q in all_questions(groups, controls, precision)
+            if not q.answered]
 
 
-def test_open_rows_are_the_undecided_ones_with_their_reference():
+def test_open_questions_are_the_undecided_rows_and_the_open_races():
     # Two rounds decide nothing: the interval is unbounded until three.
-    assert opened(file_of([2.0, 2.02], 2)) == [
-        ("w/m", False), ("w/sequential vs w/m", True)]
-    assert opened(file_of([1.3, 0.8, 1.1], 6)) == [
-        ("w/m", False), ("w/sequential vs w/m", True)]
+    assert opened(file_of([2.0, 2.02], 2)) == [("w/m", "row"), ("w: fastest", "fastest")]
+    assert opened(file_of([1.3, 0.8, 1.1], 6)) == [("w/m", "row"), ("w: fastest", "fastest")]
     assert opened(file_of([2.0, 2.02, 1.98], 6)) == []
     # Decided, but not within +-1%: open under --precision 1, which asks
     # nothing of the takeaways.
     tight = file_of([2.0, 2.1, 1.9], 6)
     assert opened(tight) == []
-    assert opened(tight, precision=1) == [("w/m", False)]
+    assert opened(tight, precision=1) == [("w/m", "row")]
     # Within +-5% but straddling 1 and the band's end (0.99x [0.95-1.04]):
     # precise enough, yet it says nothing, so it stays open.
     vague = file_of([0.965, 1.015, 0.99], 6)
-    assert opened(vague, precision=5) == [("w/m", False)]
+    assert opened(vague, precision=5) == [("w/m", "row")]
     assert opened(file_of([0.995, 1.005, 1.0], 6), precision=5) == []
 
 
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
-    # Two rounds are too few to give a row up.
-    assert adaptive.rounds_needed(logs[:1]) == 2
-    assert adaptive.rounds_needed([0.5, -0.5]) == 3
-    clear = adaptive.rounds_needed(logs)
-    noisier = adaptive.rounds_needed([2 * x for x in logs[1:]] + [-0.1])
+    # Two rounds are too few to give a question up.
+    assert questions.rounds_needed(logs[:1], questions.verdict_room) == 2
+    assert questions.rounds_needed([0.5, -0.5], questions.verdict_room) == 3
+    clear = questions.rounds_needed(logs, questions.verdict_room)
+    noisier = questions.rounds_needed([2 * x for x in logs[1:]] + [-0.1],
+                                      questions.verdict_room)
     assert 3 < clear < noisier
-    near_one = adaptive.rounds_needed([0.06, -0.04, 0.01])
+    near_one = questions.rounds_needed([0.06, -0.04, 0.01], questions.verdict_room)
     assert near_one > clear
-    assert adaptive.rounds_needed([0.5, -0.5, 0.0]) == adaptive.MOST_ROUNDS
-    assert adaptive.rounds_needed(logs, precision=1) > adaptive.rounds_needed(
-        logs, precision=10)
+    assert questions.rounds_needed([0.5, -0.5, 0.0], questions.verdict_room) \
+        == questions.MOST_ROUNDS
+    assert questions.rounds_needed(logs, questions.precision_room(1)) > \
+        questions.rounds_needed(logs, questions.precision_room(10))
+    # A stricter level (a race of many rows) needs more rounds.
+    assert questions.rounds_needed(logs, questions.verdict_room, alpha=0.05 / 16) > clear
 
 
-def test_rows_likely_to_be_decided_go_first_within_the_budget():
-    rows = [adaptive.OpenRow("w/slow-hope", "w/ref", 3, 60),
-            adaptive.OpenRow("w/soon", "w/ref", 3, 4),
-            adaptive.OpenRow("w/later", "w/ref", 3, 6)]
-    cost = {"w/ref": 1.0, "w/soon": 1.0, "w/later": 2.0, "w/slow-hope": 1.0}.get
-    chosen, members, spent = adaptive.choose(rows, cost, remaining=20.0)
-    # 57 more rounds of 2 s do not fit in 20 s: left out while others can win.
-    assert [row.name for row in chosen] == ["w/soon", "w/later"]
-    assert members == {"w/ref", "w/soon", "w/later"} and spent == 4.0
-    chosen, _, _ = adaptive.choose(rows, cost, remaining=2.5)
-    assert [row.name for row in chosen] == ["w/soon"]
-    chosen, _, _ = adaptive.choose(rows[:1], cost, remaining=20.0)
-    assert [row.name for row in chosen] == ["w/slow-hope"]
-    assert adaptive.choose(rows, cost, remaining=1.5)[0] == []
-    # The cheapest to decide first: 3 rounds of 0.4 s before 1 round of 11 s.
-    cheap = [adaptive.OpenRow("w/dear", "w/ref", 4, 5),
-             adaptive.OpenRow("w/a vs w/b", "w/b", 4, 7, takeaway=True)]
-    cost = {"w/ref": 10.0, "w/dear": 1.0, "w/a vs w/b": 0.2, "w/b": 0.2}.get
-    chosen, _, spent = adaptive.choose(cheap, cost, remaining=5.0)
-    assert [row.name for row in chosen] == ["w/a vs w/b"] and spent == 0.4
-    # Rows first: a takeaway comparison that needs benchmarks of its own
-    # waits while a row runs; one whose benchmarks run anyway rides along.
-    mixed = [adaptive.OpenRow("w/a", "w/ref", 4, 5, members={"w/a"}),
-             adaptive.OpenRow("w/b", "w/c", 4, 5, takeaway=True),
-             adaptive.OpenRow("w/a", "w/ref", 4, 5, takeaway=True, members={"w/a"})]
-    cost = {"w/a": 1.0, "w/b": 0.1, "w/c": 0.1, "w/ref": 1.0}.get
-    chosen, members, spent = adaptive.choose(mixed, cost, remaining=50.0)
-    assert chosen == [mixed[0], mixed[2]] and members == {"w/a"} and spent == 1.0
-    chosen, members, _ = adaptive.choose(mixed[1:], cost, remaining=50.0)
-    assert members == {"w/a", "w/b", "w/c"}
+class Q:
+    """A question as allocation.choose reads it."""
+
+    def __init__(self, label, rounds, needed, names):
+        self.label, self.rounds, self.needed = label, rounds, needed
+        self.kind = "fastest"
+        self.pairs = [(N(a), N(b)) for a, b in zip(names, names[1:])] or \
+            [(N(names[0]), N(names[0]))]
+
+
+class N:
+    pairing = "worker"
+
+    def __init__(self, name):
+        self.name = name
+
+
+def test_questions_likely_to_be_answered_go_first_within_the_budget():
+    still = [Q("slow-hope", 3, 60, ["w/a"]), Q("soon", 3, 4, ["w/b"]),
+             Q("later", 3, 6, ["w/c"])]
+    cost = {"w/a": 1.0, "w/b": 1.0, "w/c": 2.0}.get
+    chosen, members, spent = allocation.choose(still, cost, remaining=20.0)
+    # 57 more rounds of 1 s do not fit in 20 s: left out while others can win.
+    assert [q.label for q in chosen] == ["soon", "later"]
+    assert members == {"w/b", "w/c"} and spent == 3.0
+    chosen, _, _ = allocation.choose(still, cost, remaining=2.5)
+    assert [q.label for q in chosen] == ["soon"]
+    # Alone, a hopeless question still gets the budget: it is there to be spent.
+    chosen, _, _ = allocation.choose(still[:1], cost, remaining=20.0)
+    assert [q.label for q in chosen] == ["slow-hope"]
+    assert allocation.choose(still, cost, remaining=0.5)[0] == []
+    # The cheapest to answer first: 3 rounds of 0.4 s before 1 round of 11 s.
+    cheap = [Q("dear", 4, 5, ["w/ref", "w/d"]), Q("a vs b", 4, 7, ["w/a", "w/b"])]
+    cost = {"w/ref": 10.0, "w/d": 1.0, "w/a": 0.2, "w/b": 0.2}.get
+    chosen, names, spent = allocation.choose(cheap, cost, remaining=5.0)
+    assert [q.label for q in chosen] == ["a vs b"] and spent == pytest.approx(0.4)
+    # What a round brings along (the controls) counts in its cost.
+    joined = lambda names: names | {"w/control"}
+    cost = {"w/a": 0.2, "w/b": 0.2, "w/control": 3.0}.get
+    assert allocation.choose(cheap[1:], cost, 3.0, joined)[0] == []
+    assert allocation.choose(cheap[1:], cost, 3.5, joined)[1] == {"w/a", "w/b", "w/control"}
+
+
+def test_the_control_joins_every_round_that_adds_to_a_row():
+    rows = build_rows(file_of([1.3, 0.8, 1.1], 6))["w"]
+    suite_rows = {"w": rows}
+    control = SimpleNamespace(name="w/control", reference=rows[0], pairing="round")
+    controls = {"w": control}
+    # Paired by round: a row's round needs the reference; the control then
+    # joins, with the reference.
+    assert allocation.with_controls({"w/m"}, suite_rows, controls) == {"w/m"}
+    assert allocation.with_controls({"w/m", "w/sequential"}, suite_rows, controls) \
+        == {"w/m", "w/sequential", "w/control"}
+    # Paired in the worker: any row's round is a round of its speedup.
+    for row in rows[1:]:
+        row.pairing = "worker"
+    control.pairing = "worker"
+    assert allocation.with_controls({"w/m"}, suite_rows, controls) == {"w/m", "w/control"}
+
+
+def test_workers_size_themselves_from_the_variance_where_it_lies():
+    """More pairs where the spread lies between the pairs of a worker, more
+    workers where it lies between workers; at least enough pairs that the
+    batches are three quarters of a worker's time."""
+    from concbench.calibration import Demand, Figures, least_values, values_for
+
+    rng = random.Random(4)
+    pairs = [[rng.gauss(0, 0.15) for _ in range(8)] for _ in range(6)]
+    within = Figures(True, pairs, [0.5] * 6, 1.0)
+    demand = Demand(math.log(1.05), rounds=3)
+    inside = values_for(within, 0.0, demand)
+    between = values_for(within, 0.05 ** 2, demand)
+    assert least_values(within) == 6 and inside > between >= 6
+    assert values_for(within, 0.0, None) == least_values(within)
+    # A hard question (a race at 95% / 16) asks for more than an easy one.
+    easy = Demand(math.log(1.5), rounds=3)
+    hard = Demand(math.log(1.05), alpha=0.05 / 16, rounds=3, rows=2)
+    assert values_for(within, 0.0, easy) <= values_for(within, 0.0, hard)
+
+
+def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
+    from concbench.calibration import Figures
+
+    slow_first = Figures(True, excess=[(0.3, 0.25), (0.2, 0.3)])
+    assert slow_first.keeps_warmup()
+    alike = Figures(True, excess=[(0.04, 0.01), (-0.1, -0.02), (0.02, 0.0)])
+    assert not alike.keeps_warmup()
+    # Unpaired: only the batch against its own values, and a wider margin.
+    assert not Figures(False, excess=[(0.08, None)]).keeps_warmup()
+    assert Figures(False, excess=[(0.2, None)]).keeps_warmup()
+    # No data yet: keep it.
+    assert Figures(True).keeps_warmup()
 
 
 def test_a_spread_that_stays_wide_is_said():
@@ -152,10 +224,10 @@ def runs_by_round(path):
 def test_one_round_then_rounds_until_decided(tmp_path):
     proc = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "then rounds until every row decided, within 1m00s in all" in proc.stderr
-    # The threads-2 and asyncio rows and the control; then the fastest.
-    assert "round 2 (added): 3 row(s) and " in proc.stderr
-    assert "every row and takeaway is decided after" in proc.stderr
+    assert "then rounds until every question answered, within 1m00s in all" in proc.stderr
+    # The threads-2 and asyncio rows and the control, and the fastest.
+    assert "round 2 (added): open: 3 rows; fastest in sleep; " in proc.stderr
+    assert "every question is answered after" in proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
     assert suite.get_metadata()["max_time_s"] == 60
     rounds = found["sleep/sequential"]
@@ -187,7 +259,7 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
                               "-o", "p.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "time budget (6s) spent after" in proc.stderr
-    assert "still undecided or imprecise" in proc.stderr
+    assert "still open: " in proc.stderr
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
     assert len(found["sleep/asyncio"]) >= 3

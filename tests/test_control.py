@@ -118,3 +118,63 @@ def test_a_plain_pyperf_file_has_no_control_and_no_traceback(tmp_path):
     assert proc.stdout.count("control: none usable for (other)") == 1
     document = json.loads(report(tmp_path, path, "--format", "json"))
     assert document["trusted"] is None
+
+
+@pytest.mark.parametrize("reference, said", [
+    ("nosuch", "bench.py: error: --reference: unknown model 'nosuch'; models are: "),
+    ("control", "bench.py: error: --reference: the A/A control is the reference run "
+                "again; name the model to compare with"),
+    ("asyncio-serial-9", "bench.py: error: --reference: model 'asyncio-serial-9': "
+                         "expected asyncio-serial or uvloop-serial"),
+])
+def test_an_unknown_reference_is_one_line_and_exit_2(tmp_path, reference, said):
+    proc = run([str(ROOT / "bench.py"), "--workload", "encode", "--reference", reference,
+                "-o", "r.json"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(said) and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r.json").exists()
+
+
+def test_a_reference_that_cannot_run_the_workload_is_refused(tmp_path):
+    import sys
+
+    # Subinterpreter pools need 3.13; on 3.13+ a pool of them cannot run
+    # rotate (Pillow does not load in an interpreter of its own).
+    model = "interpreters-2-chunk-4"
+    proc = run([str(ROOT / "bench.py"), "--workload", "rotate", "--reference", model,
+                "--list"], tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.startswith("bench.py: error: --reference %s cannot run rotate: "
+                                  % model), proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert sys.version_info >= (3, 10)
+
+
+def test_a_chosen_reference_leads_and_its_control_runs_it_against_itself(tmp_path):
+    """--reference threads-2: speedups are against threads-2, the control is
+    threads-2 against itself (paired in its worker, a model that uses both
+    cores), sequential is a row like any other, and every batch is still
+    checked against sequential results."""
+    proc = run([str(ROOT / "bench.py"), "--workload", "encode", "--items", "300",
+                "--reference", "threads-2", "--model", "sequential,asyncio",
+                "-p", "3", "-n", "2", "-w", "0", "--quiet", "-o", "t.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "t.json"))
+    assert suite.get_benchmark_names() == ["encode/threads-2", "encode/control",
+                                           "encode/sequential", "encode/asyncio"]
+    for bench in suite.get_benchmarks():
+        meta = bench.get_metadata()
+        assert meta["reference_model"] == "threads-2"
+        assert meta["batch_check"].startswith("every item's result equals the "
+                                              "sequential reference")
+        name = bench.get_name()
+        assert meta["pairing"] == ("none" if name == "encode/threads-2" else "worker")
+        if name == "encode/control":
+            assert meta["control_of"] == "threads-2" and meta["parallelism"] == 2
+    document = json.loads(report(tmp_path, tmp_path / "t.json", "--format", "json"))
+    entry = document["workloads"]["encode"]
+    assert entry["reference"] == "threads-2"
+    assert entry["control"]["control_of"] == "threads-2"
+    rows = {row["model"]: row for row in entry["rows"]}
+    assert rows["threads-2"]["speedup"] == 1.0 and rows["sequential"]["speedup"] > 0
+    assert "threads-2 against itself" in report(tmp_path, tmp_path / "t.json")

@@ -86,9 +86,15 @@ def test_the_report_pairs_neighbours_and_says_how_close(paired):
             logs.append(statistics.median(groups[-1]))
             gaps.append(meta["pair_gap_s"])
         assert row["speedup"] == pytest.approx(math.exp(statistics.fmean(logs)))
-        # The rounds' spread, or the least their own pairs allow if more.
-        floor = math.sqrt(statistics.fmean(statistics.variance(g) / len(g)
-                                           for g in groups))
+        # The rounds' spread, or the least their own pairs allow if more:
+        # a median of k pairs, whose spread is 1.4826 MAD (with Bessel's
+        # factor), pooled, varies as pi/2 times a mean of k.
+        deviations = [abs(x - statistics.median(g)) * math.sqrt(len(g) / (len(g) - 1))
+                      for g in groups for x in g]
+        scale = 1.4826 * statistics.median(deviations)
+        floor = math.sqrt(math.pi / 2 * scale ** 2 * statistics.fmean(1 / len(g)
+                                                                    for g in groups))
+        # Two rounds: no neighbours to resemble (the widening needs four).
         assert row["pair_log_sd"] == pytest.approx(max(statistics.stdev(logs), floor))
         assert row["pair_gap_s"] == pytest.approx(statistics.median(gaps))
         assert row["reference_shift"] is not None

@@ -146,6 +146,10 @@ class Workload:
     # Why the items cannot run in a subinterpreter with its own GIL ("" if
     # they can): a library they need does not support several interpreters.
     subinterpreters = ""
+    # Whether the items and reference results may be made once per run and
+    # loaded by every worker (pickled; concbench.inputs): set it only where
+    # make_items() and reference() have no side effect a worker relies on.
+    shared_inputs = False
 
     def __init__(self, **params):
         defaults = self.defaults()

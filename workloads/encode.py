@@ -46,6 +46,8 @@ class Encode(Workload):
                        + ["hybrid-%d" % n for n in (2, 4, 10)], items=100_000),
     }
     async_form = "sync item called inside a coroutine"
+    # Seeded items and their results, made once per run (concbench.inputs).
+    shared_inputs = True
 
     def sync_function(self):
         return encoded_size

@@ -9,7 +9,7 @@ from concbench import schema as K
 from concbench.stats import unpaired_ratio
 
 from .load import ReportError
-from .verdicts import winners
+from concbench.questions import Race
 
 # A row of two files measures the same thing only if these agree: the
 # workload's parameters, and for http the server and the Python it ran on.
@@ -97,15 +97,16 @@ def file_change(row, ref):
 
 
 def best_per_file(paths, groups):
-    """{workload: {file: the fastest model, or the models tied with it}}."""
+    """{workload: {file: {"answered": whether the race is answered,
+    "leader": the model that leads, "models": the models the answer names
+    (the leader and those not shown slower)}}}."""
     best = {}
     for path, by_workload in zip(paths, groups):
         for workload, rows in by_workload.items():
-            ours = [r for r in rows if r.ours] or rows
-            fastest, tied = winners(ours)
-            best.setdefault(workload, {})[path] = [
-                r.model for r in sorted([fastest] + [row for row, _ in tied],
-                                        key=lambda r: r.position)]
+            race = Race([r for r in rows if r.ours] or rows)
+            best.setdefault(workload, {})[path] = {
+                "answered": race.answered, "leader": race.leader.model,
+                "models": [r.model for r in race.named()]}
     return best
 
 

@@ -65,7 +65,7 @@ def workload_entry(rows, sort, control=None):
                           workers=r.workers() if r.ours and r.series() else None,
                           latency_curve=curve(r))
                      for r in sort_rows(rows, sort)],
-            "takeaways": takeaways(rows)}
+            "takeaways": takeaways(rows, control)}
 
 
 def control_record(row):

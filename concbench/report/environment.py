@@ -116,6 +116,7 @@ def header_lines(files):
                          % (noise[0] * 100, noise[1] * 100))
         lines.extend("  " + line for line in pairing_lines(groups))
         lines.extend("  " + line for line in decided_lines(groups, meta))
+        lines.extend("  " + line for line in question_lines(groups, controls, meta))
         lines.extend("  " + line for line in control_lines(groups, controls))
         state = gil_state(suite)
         if state:
@@ -183,6 +184,30 @@ def decided_lines(groups, meta):
         lines.append("precision: %d of %d speedups within +-%g%% (the target)"
                      % (within, len(rows), target))
     return lines
+
+
+def question_lines(groups, controls, meta):
+    """Which of the takeaways' questions the run answered, and which are
+    still open (``concbench.questions``: what bench.py spent its rounds on);
+    none under --precision, which asks only for the rows."""
+    from concbench.questions import all_questions
+
+    if meta.get(K.PRECISION_TARGET_PCT):
+        return []
+    found = [q for q in all_questions(groups, controls) if q.kind not in ("row", "control")]
+    if not found:
+        return []
+    topics = {}
+    for question in found:
+        topics.setdefault(question.topic, []).append(question)
+    parts = []
+    for topic, asked in topics.items():
+        answered = [q for q in asked if q.answered]
+        parts.append("%s in %d of %d workload%s%s" % (
+            topic, len(answered), len(asked), "" if len(asked) == 1 else "s",
+            " (open: %s)" % ", ".join(q.workload for q in asked if not q.answered)
+            if len(answered) < len(asked) else ""))
+    return ["answered: " + "; ".join(parts)]
 
 
 def control_state(row):

@@ -8,7 +8,7 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.stats import within_floor
+from concbench.stats import ratio_of, verdict, within_floor
 
 
 def in_worker(pairing, timed_runs):
@@ -19,9 +19,9 @@ def in_worker(pairing, timed_runs):
     reference's batches beside its own; a run without them, or whose list
     does not match its values, is left out. ``timed_runs``: (pyperf run,
     metadata)."""
-    logs, gaps, partner, groups = {}, {}, {}, []
+    gaps, partner, groups = {}, {}, {}
     if pairing != "worker":
-        return logs, gaps, partner, None
+        return {}, gaps, partner, None
     for position, (run, meta) in enumerate(timed_runs):
         try:
             batches = [float(x) for x in meta[K.PAIRED_REFERENCE_S].split()]
@@ -31,12 +31,34 @@ def in_worker(pairing, timed_runs):
             continue
         number = meta.get(K.ROUND, position)
         partner[number] = statistics.median(batches)
-        group = [math.log(a / b) for a, b in zip(batches, run.values)]
-        groups.append(group)
-        logs[number] = statistics.median(group)
+        groups[number] = [math.log(a / b) for a, b in zip(batches, run.values)]
         if isinstance(meta.get(K.PAIR_GAP_S), (int, float)):
             gaps[number] = meta[K.PAIR_GAP_S]
-    return logs, gaps, partner, within_floor(groups)
+    logs, floor = units(groups)
+    return logs, gaps, partner, floor
+
+
+def units(groups):
+    """({round: the median of its pairs' log(reference / own)}, the least
+    spread of a round's value from its pairs' own: ``stats.within_floor``)
+    of ``groups`` ({round: [log ratio of each pair]})."""
+    return ({number: statistics.median(group) for number, group in groups.items()},
+            within_floor(list(groups.values())))
+
+
+def settle(row, reference):
+    """``row``'s speedup against ``reference`` from the rounds that pair
+    them (``round_speedups``): its interval (``ratio``), point and verdict.
+    The report's rows and the simulation's (``concbench.simulation``) are
+    settled alike."""
+    row.reference = reference
+    if row is reference:
+        row.speedup = 1.0
+        return
+    row._speedups = round_speedups(row, reference)
+    row.ratio = ratio_of(row._speedups, floor=row.within_floor)
+    row.speedup = row.ratio.point if row.ratio else reference.mean / row.mean
+    row.verdict = verdict(row.ratio)
 
 
 def round_speedups(row, reference):

@@ -101,10 +101,18 @@ def memory_change(entry):
 
 
 def best_line(document, workload):
+    """Each file's fastest model: the answer, or while the race is open,
+    "undecided" with the model that leads (not every model of the race)."""
     best = document["best"][workload]
-    return "best: " + "; ".join(
-        "%s %s" % (label(path), ", ".join(best.get(path, [])) or "-")
-        for path in document["files"])
+
+    def said(entry):
+        if not entry:
+            return "-"
+        if not entry["answered"]:
+            return "undecided (%s leads)" % entry["leader"]
+        return ", ".join(entry["models"])
+    return "best: " + "; ".join("%s %s" % (label(path), said(best.get(path)))
+                                for path in document["files"])
 
 
 def agreement_line(document, found):

@@ -11,7 +11,7 @@ import os
 import statistics
 
 from concbench import schema as K
-from concbench.stats import half_width, imprecise, paired_ratio, ratio_of, verdict
+from concbench.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
 
@@ -172,16 +172,9 @@ class Row:
         side, sync or async, whose libraries differ), or None."""
         if not self.ours or reference is None or not self.knows_model():
             return
-        self.reference = reference
         cpu_per_item = least.cpu_per_item if least else None
-        if self is reference:
-            self.speedup = 1.0
-        else:
-            self._speedups = pairs.round_speedups(self, reference)
-            self.ratio = ratio_of(self._speedups, floor=self.within_floor)
-            self.speedup = (self.ratio.point if self.ratio
-                            else reference.mean / self.mean)
-            self.verdict = verdict(self.ratio)
+        pairs.settle(self, reference)
+        if self is not reference:
             self.gap = pairs.gap(self, reference)
         kind = self.meta.get(K.WORKLOAD_KIND)
         if kind == "io" and self.items:

@@ -1,92 +1,61 @@
-"""What the rows say: winners and ties, takeaways, and how far two files
-agree.
+"""What the rows say in words: winners and ties, takeaways, and how far
+two files agree.
 
-A takeaway that picks a winner rests on paired comparisons of the rows
-concerned, on the rounds both ran, by the same interval as the verdicts
-(valid whenever the run stopped). It makes several comparisons at once, so
-each is made at 95% / their number (Bonferroni): the takeaway as a whole
-holds with 95%. Two rows are never told apart by whether their intervals
-against the reference overlap.
+Whether a question is answered is decided in ``concbench.questions``, the
+same way the run decides which rounds to add: a takeaway that picks a
+winner rests on paired comparisons of the rows concerned, on the rounds
+both ran, by the same interval as the verdicts (valid whenever the run
+stopped), each at 95% / their number (Bonferroni), so that the takeaway as
+a whole holds with 95%. Two rows are never told apart by whether their
+intervals against the reference overlap.
 """
 
 import math
+import statistics
 
 from concbench import schema as K
 from concbench.anytime import ALPHA, first_bounded
-from concbench.stats import joint_floor, paired_ratio, verdict
+from concbench.questions import SAME, SLOWER, Race, helping, scaling_groups, series_of
 from concbench.units import format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
 # spread, which is what keeps it open.
 WIDE_AFTER = 10
-# More workers "helped" when they saved this share of the time or more.
-HELPED = 1 / 0.95
-
-
-def pair(row, other, comparisons=1):
-    """row's time / other's at 95% / ``comparisons``: per round, other's
-    speedup against the reference over row's (each as its interval reads
-    it: from its worker's own pairs, or from the reference's run of the
-    same round), on the rounds both have."""
-    mine, theirs = row.speedups(), other.speedups()
-    if mine is None and theirs is None:
-        return None
-    if mine is None:
-        mine = dict.fromkeys(theirs, 1.0)
-    if theirs is None:
-        theirs = dict.fromkeys(mine, 1.0)
-    floor = joint_floor(getattr(row, "within_floor", None),
-                        getattr(other, "within_floor", None))
-    return paired_ratio(theirs, mine, ALPHA / max(1, comparisons), floor)
-
-
-def fastest(rows):
-    """The row with the best speedup against the common reference (paired
-    by round: rows that ran different rounds are not ranked by their means
-    over different moments), or the least mean without speedups."""
-    if all(r.speedup for r in rows):
-        return max(rows, key=lambda r: (r.speedup, -r.mean))
-    return min(rows, key=lambda r: r.mean)
 
 
 def winners(rows):
-    """(the fastest row, [(row, its paired ratio against the fastest)] for
-    every other row not shown slower than it, in file order). A row is
-    shown slower when its time / the fastest's is above 1 at 95% / (rows -
-    1), so that the true fastest is among those named with 95%."""
-    best = fastest(rows)
-    # A row shown faster than it on the rounds they share (they may share
-    # other rounds than either shares with the reference) leads instead.
-    for _ in rows:
-        ahead = next((r for r in rows if r is not best
-                      and verdict(pair(r, best, len(rows) - 1)) == "slower"), None)
-        if ahead is None:
-            break
-        best = ahead
-    tied = []
-    for row in rows:
-        if row is not best:
-            ratio = pair(row, best, len(rows) - 1)
-            if verdict(ratio) != "faster":
-                tied.append((row, ratio))
-    return best, tied
+    """(the fastest row, [(row, its ratio against the fastest)] for every
+    other row not shown slower than it, in file order): the race of
+    ``concbench.questions``."""
+    race = Race(rows)
+    return race.leader, race.tied()
+    return race.leader, race.tied()
 
 
-def winner_line(topic, best, tied, name, details, comparisons):
+def winner_line(topic, race, name, details):
     """"fastest: asyncio (115 ms, 3.00x sequential)"; the tie when every
-    other candidate is the same within 5%; else which row leads, and for
-    the others whether their comparison with it has no interval yet (too
-    few shared rounds at 95% / ``comparisons``) or holds 1."""
+    other row not shown slower is the same within 5%; an answer that names
+    the rows not told apart, none of which can be more than 5% faster;
+    else which row leads, and for the others whether their comparison with
+    it has no interval yet (too few shared rounds) or holds 1."""
+    best, comparisons = race.leader, race.comparisons
+    tied = sorted(((row, ratio, state) for row, ratio, state in race.entries
+                   if state != SLOWER), key=lambda entry: entry[0].position)
     if not tied:
         return "%s: %s (%s)" % (topic, name(best), details)
-    if all(verdict(ratio) == "same" for _, ratio in tied):
-        together = sorted([best] + [row for row, _ in tied], key=lambda r: r.position)
+    if all(state == SAME for _, _, state in tied):
+        together = sorted([best] + [row for row, _, _ in tied], key=lambda r: r.position)
         return "%s: %s: the same within 5%% (%s)" % (
             topic, ", ".join(name(r) for r in together), details)
+    if race.answered:
+        return "%s: %s (%s); not told apart from it, none more than 5%% faster: %s" % (
+            topic, name(best), details, ", ".join(
+                name(r) + (" (the same within 5%)" if state == SAME else "")
+                for r, _, state in tied))
     kinds = {"same": [], "close": [], "open": []}
-    for row, ratio in sorted(tied, key=lambda pair: pair[0].position):
+    for row, ratio, state in tied:
         kind = ("open" if ratio is None or ratio.low is None
-                else "same" if verdict(ratio) == "same" else "close")
+                else "same" if state == SAME else "close")
         kinds[kind].append((row, ratio))
     parts = []
     if kinds["close"]:
@@ -111,81 +80,20 @@ def shared(tied):
     return "%s shared round%s" % (text, "" if text == "1" else "s")
 
 
-def helping(members):
-    """Where adding workers stopped saving 5% or more, along a series sorted
-    by worker count: ("stopped", current, following, ratio) once a step is
-    shown to save less than 5% (its current / following time below 1/0.95)
-    after steps shown to save 5% or more; ("undecided", ...) at the first
-    step shown neither; None when every step saved 5% or more. Each step is
-    compared at 95% / (steps)."""
-    steps = len(members) - 1
-    for current, following in zip(members, members[1:]):
-        ratio = pair(current, following, steps)
-        if ratio is not None and ratio.low is not None:
-            if ratio.low >= HELPED:
-                continue
-            if ratio.high < HELPED:
-                return "stopped", current, following, ratio
-        return "undecided", current, following, ratio
-    return None
-
-
-def scaling_groups(rows):
-    """Models that state a scaling series (threads-2, threads-4, ...), by
-    what they count, in the order of the file."""
-    groups = {}
-    for r in rows:
-        if K.SCALING in r.meta:
-            groups.setdefault(r.meta[K.SCALING], []).append(r)
-    return groups
-
-
-def series_of(members):
-    """[(label, rows sorted by worker count)]: one series per label (chunk
-    size), in which only the worker count changes."""
-    series = {}
-    for r in members:
-        series.setdefault(r.meta.get(K.SCALING_SERIES, ""), []).append(r)
-    return [(label, sorted(rows_of, key=lambda r: r.workers()))
-            for label, rows_of in sorted(series.items())]
-
-
-def open_comparisons(rows):
-    """[(row, other, comparisons, bar)]: the paired comparisons the
-    takeaways rest on that are not decided yet, so that bench.py can give
-    both rows rounds: a row not told apart from the fastest (of the
-    workload, or of a worker-count series), and the first step of a series
-    not shown to save 5% or more, nor less (``bar``: the log ratio the
-    step's interval must clear)."""
-    ours = [r for r in rows if r.ours]
-    found = []
-    for members in [ours] + list(scaling_groups(ours).values()):
-        if len(members) < 2:
-            continue
-        best, tied = winners(members)
-        found.extend((row, best, len(members) - 1, 0.0) for row, ratio in tied
-                     if verdict(ratio) == "undecided")
-    for members in scaling_groups(ours).values():
-        for _, rows_of in series_of(members):
-            step = helping(rows_of)
-            if step is not None and step[0] == "undecided":
-                found.append((step[1], step[2], len(rows_of) - 1, math.log(HELPED)))
-    return found
-
-
-def takeaways(rows):
-    """A few sentences derived from the rows of one workload."""
+def takeaways(rows, control=None):
+    """A few sentences derived from the rows of one workload (``control``:
+    its A/A control's row, whose spread tells the machine's from a model's)."""
     ours = [r for r in rows if r.ours]
     if not ours:
         return []
     lines = []
-    best, tied = winners(ours)
+    race = Race(ours)
+    best = race.leader
     details = fmt_time(best.mean)
     if best.speedup:
         details += ", %.2fx %s" % (best.speedup, best.meta.get(K.REFERENCE_MODEL,
                                                                 "the reference"))
-    lines.append(winner_line("fastest", best, tied, lambda r: r.model, details,
-                             len(ours) - 1))
+    lines.append(winner_line("fastest", race, lambda r: r.model, details))
     for counted, members in scaling_groups(ours).items():
         lines.extend(scaling_takeaways(counted, members))
     bad = [r for r in ours if "failures" in r.flags or "check" in r.flags]
@@ -196,14 +104,7 @@ def takeaways(rows):
     if bound:
         lines.append("server-bound (the server, not the model, set the pace): "
                      + ", ".join(bound))
-    wide = [r for r in ours if r.verdict == "undecided"
-            and len(r.round_ratios()) >= WIDE_AFTER]
-    if wide:
-        lines.append("still undecided after %d rounds or more, the spread is "
-                     "the model's own: %s" % (WIDE_AFTER, ", ".join(
-                         "%s (per-round speedup %.2fx-%.2fx over %d rounds)" % (
-                             r.model, min(r.round_ratios()), max(r.round_ratios()),
-                             len(r.round_ratios())) for r in wide)))
+    lines.extend(wide_lines(ours, control))
     incomplete = [r.model for r in ours if "cpu-incomplete" in r.flags]
     if incomplete:
         lines.append("cpu-incomplete: %s saw a process exit that no process "
@@ -222,18 +123,55 @@ def takeaways(rows):
     return lines
 
 
+def wide_lines(ours, control):
+    """Rows still undecided after WIDE_AFTER rounds, with their per-round
+    spread: called the model's own only where it is wider than the A/A
+    control's, which measures the machine's; else the machine's."""
+    wide = [r for r in ours if r.verdict == "undecided"
+            and len(r.round_ratios()) >= WIDE_AFTER]
+    if not wide:
+        return []
+    machine = spread(control)
+    own = [r for r in wide if machine is not None and spread(r) > machine]
+    lines = []
+    for found, whose in ((own, "the model's own (wider than the A/A control's, "
+                                "%.2f)" % machine if machine is not None else ""),
+                         ([r for r in wide if r not in own],
+                          "the machine's: the A/A control's rounds spread by %.2f"
+                          % machine if machine is not None else
+                          "the machine's or the model's (no A/A control to tell)")):
+        if found:
+            lines.append("still undecided after %d rounds or more, the spread is "
+                         "%s: %s" % (WIDE_AFTER, whose, ", ".join(
+                             "%s (per-round speedup %.2fx-%.2fx over %d rounds, "
+                             "spread %.2f)" % (r.model, min(r.round_ratios()),
+                                               max(r.round_ratios()),
+                                               len(r.round_ratios()), spread(r))
+                             for r in found)))
+    return lines
+
+
+def spread(row):
+    """The standard deviation of a row's per-round log speedups (None
+    without two rounds)."""
+    if row is None or len(row.round_ratios()) < 2:
+        return None
+    return statistics.stdev(math.log(x) for x in row.round_ratios())
+
+
 def scaling_takeaways(counted, members):
     """The best worker count of a series, and where more stopped helping."""
-    best, tied = winners(members)
-    counts = [r.workers() for r in [best] + [row for row, _ in tied]]
+    race = Race(members)
+    best = race.leader
+    counts = [r.workers() for r in [best] + [row for row, _ in race.tied()]]
     # Two series (chunk sizes) can tie at one count: name the models.
     name = ((lambda r: str(r.workers())) if len(set(counts)) == len(counts)
             else (lambda r: r.model))
     details = fmt_time(best.mean)
     if name(best) != best.model:
         details = "%s, %s" % (best.model, details)
-    lines = [winner_line("best %s count" % best.meta[K.SCALING_UNIT], best, tied,
-                         name, details, len(members) - 1)]
+    lines = [winner_line("best %s count" % best.meta[K.SCALING_UNIT], race,
+                         name, details)]
     for label, rows_of in series_of(members):
         found = helping(rows_of)
         if found is None:
@@ -264,12 +202,11 @@ def decisions(rows):
     ours = [r for r in rows if r.ours]
     if not ours:
         return {}
-    best, tied = winners(ours)
-    found = {"fastest": {r.model for r in [best] + [row for row, _ in tied]}}
+    found = {"fastest": {r.model for r in Race(ours).named()}}
     for members in scaling_groups(ours).values():
-        best, tied = winners(members)
-        found["best %s count" % best.meta[K.SCALING_UNIT]] = {
-            r.workers() for r in [best] + [row for row, _ in tied]}
+        race = Race(members)
+        found["best %s count" % race.leader.meta[K.SCALING_UNIT]] = {
+            r.workers() for r in race.named()}
     return found
 
 

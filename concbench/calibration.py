@@ -1,0 +1,246 @@
+"""How many values a benchmark's next worker runs, and whether it warms up
+first, from what the run has measured of it so far.
+
+Kalibera & Jones ("Rigorous benchmarking in reasonable time"): repeat at
+the level where the variance is. A worker costs a fixed part (process
+start, imports, inputs, the memory sampler: ``overhead``) and a part per
+value (the model's batch and, paired in the worker, the reference's beside
+it: ``pair``). Its unit, the median of its pairs' log ratios, varies by
+the spread between workers (hash seed, address layout: ``between``) plus
+the pairs' own spread over the pairs it holds (``within``; pi/2 times the
+variance of a mean, for a median). Here the variance lies mostly between
+the pairs of one worker (the machine's speed changes from one batch to the
+next), so more pairs in a worker buy precision without another process
+start; but the confidence sequence needs units, and wide ones at few
+rounds, so neither extreme is best. For each benchmark the number of pairs
+is the one that answers its most demanding open question (``Demand``) in
+the least time, by the same sequence the verdicts use, with the variances
+and costs measured in this run; and at least enough that the worker's
+timed batches are three quarters of its time.
+
+Warm-ups are kept only where the data say the first batch is really
+slower: a worker runs one in the first round, and keeps it if its first
+batch was more than 5% slower than the rest, against the reference's first
+batch beside it (or more than 10% on its own).
+"""
+
+import math
+import statistics
+
+from concbench import anytime
+from concbench import schema as K
+from concbench.questions import MOST_ROUNDS
+from concbench.schedule import IN_WORKER
+from concbench.stats import mean, stdev
+
+# The share of a worker's time its timed batches should at least take.
+SHARE = 0.75
+# A worker's values stop here, however precise its question needs them:
+# rounds interleave benchmarks, and a long worker would hold a slow
+# period for itself.
+MOST_WORKER_S = 8.0
+MOST_VALUES = 40
+# A worker's fixed cost before it was measured.
+OVERHEAD_S = 0.8
+MEDIAN_VARIANCE = math.pi / 2
+# The first batch is "really slower" beyond these log excesses.
+WARM_PAIRED, WARM_ALONE = math.log(1.05), math.log(1.10)
+
+
+class Demand:
+    """What a benchmark's most demanding open question asks of its next
+    rounds: an interval's half-width below ``room`` (log) at level 1 -
+    ``alpha``, on ``rounds`` rounds so far; ``rows`` is 2 for a comparison
+    of two rows (each brings its own spread), else 1."""
+
+    def __init__(self, room, alpha=anytime.ALPHA, rounds=0, rows=1):
+        self.room, self.alpha, self.rounds, self.rows = room, alpha, rounds, rows
+
+    def harder(self, other):
+        """The more demanding of two."""
+        if other is None:
+            return self
+        return self if self.room / math.sqrt(self.rows) < other.room / math.sqrt(
+            other.rows) else other
+
+
+class Figures:
+    """What a benchmark's runs so far say of its costs and its spread:
+    ``groups``, each worker's pair log ratios (paired) or log values;
+    ``pairs_s``, each worker's seconds per value (with the reference's
+    batch beside it); ``overhead_s``, the seconds a worker costs besides
+    its batches; ``excess``, each worker's first batch against the rest
+    (``keeps_warmup``)."""
+
+    def __init__(self, paired, groups=(), pairs_s=(), overhead_s=OVERHEAD_S, excess=()):
+        self.paired = paired
+        self.groups, self.pairs_s = list(groups), list(pairs_s)
+        self.excess = list(excess)
+        self.overhead_s = overhead_s
+        self.pair_s = statistics.median(self.pairs_s) if self.pairs_s else None
+
+    @classmethod
+    def of_row(cls, row, took=None):
+        """From a report row's runs; ``took``: the seconds its last worker
+        took, as the master timed it (None: not known)."""
+        found = cls(row.pairing == IN_WORKER)
+        spent = []
+        for run, meta in row._timed_runs():
+            values = list(run.values)
+            partner = _floats(meta.get(K.PAIRED_REFERENCE_S)) if found.paired else []
+            if found.paired and len(partner) == len(values):
+                found.groups.append([math.log(a / b) for a, b in zip(partner, values)
+                                     if a > 0 and b > 0])
+                found.pairs_s.append((sum(values) + sum(partner)) / len(values))
+            elif values:
+                found.groups.append([math.log(v) for v in values if v > 0])
+                found.pairs_s.append(sum(values) / len(values))
+            warm = [value for _, value in run.warmups]
+            if warm and values:
+                found.excess.append(found._excess(warm[0], values, partner, meta))
+            spent.append(sum(values) + sum(partner) + sum(warm)
+                         + sum(_floats(meta.get(K.WARMUP_REFERENCE_S))))
+        found.pair_s = statistics.median(found.pairs_s) if found.pairs_s else None
+        if took is not None and spent:
+            found.overhead_s = max(0.2, took - spent[-1])
+        return found
+
+    def _excess(self, first, values, partner, meta):
+        """(log of the first batch over the values', the same against the
+        reference's first batch beside it, None when unpaired)."""
+        alone = math.log(first / statistics.median(values))
+        beside = _floats(meta.get(K.WARMUP_REFERENCE_S))
+        if not (self.paired and beside and len(partner) == len(values)):
+            return alone, None
+        ratios = [math.log(b / a) for a, b in zip(partner, values)]
+        return alone, math.log(first / beside[0]) - statistics.median(ratios)
+
+    def medians(self):
+        if getattr(self, "_medians", None) is None or len(self._medians) != len(self.groups):
+            self._medians = [statistics.median(group) if group else None
+                             for group in self.groups]
+        return self._medians
+
+    def within(self):
+        """The spread of one pair's log ratio (one value's log, unpaired),
+        robust to the spikes of a batch that ran in a slow period: 1.4826
+        times the median absolute deviation from each run's median, pooled."""
+        if getattr(self, "_within", (None, -1))[1] != len(self.groups):
+            self._within = (self._spread(), len(self.groups))
+        return self._within[0]
+
+    def _spread(self):
+        deviations = []
+        for group, middle in zip(self.groups, self.medians()):
+            if len(group) > 1:
+                deviations.extend(abs(x - middle) for x in group)
+        if len(deviations) < 2:
+            return None
+        return 1.4826 * statistics.median(deviations)
+
+    def between_variance(self, within=None):
+        """The variance of a worker's unit beyond what its pairs' spread
+        gives it (None without three runs), as an estimate, not clipped."""
+        units = [m for m in self.medians() if m is not None]
+        within = self.within() if within is None else within
+        if len(units) < 3 or within is None:
+            return None
+        share = mean(MEDIAN_VARIANCE * within ** 2 / len(g) for g in self.groups if g)
+        return stdev(units) ** 2 - share
+
+    def keeps_warmup(self):
+        """Whether the first batch is really slower (no data: keep it)."""
+        if not self.excess:
+            return True
+        alone = statistics.median(a for a, _ in self.excess)
+        beside = [b for _, b in self.excess if b is not None]
+        return alone > WARM_ALONE or bool(beside) and statistics.median(beside) > WARM_PAIRED
+
+
+def _floats(text):
+    try:
+        return [float(x) for x in str(text).split()] if text else []
+    except ValueError:
+        return []
+
+
+def pooled_between(figures):
+    """The workload's variance between workers: the mean of its paired
+    rows' estimates, at least 0."""
+    found = [f.between_variance() for f in figures if f.paired]
+    found = [v for v in found if v is not None]
+    return max(0.0, mean(found)) if found else 0.0
+
+
+def least_values(figures):
+    """Enough values that the timed batches take SHARE of the worker."""
+    if not figures.pair_s:
+        return 1
+    return max(1, math.ceil(SHARE / (1 - SHARE) * figures.overhead_s / figures.pair_s))
+
+
+def most_values(figures):
+    if not figures.pair_s:
+        return MOST_VALUES
+    return max(1, min(MOST_VALUES, int(MOST_WORKER_S / figures.pair_s)))
+
+
+def rounds_for(sd, demand):
+    """The least rounds at which a sequence on units of spread ``sd``
+    would fit ``demand``'s room; MOST_ROUNDS when none does."""
+    if sd <= 0:
+        return max(demand.rounds + 1, anytime.first_bounded(demand.alpha))
+    return anytime.least_rounds(demand.room, sd, demand.alpha,
+                                max(demand.rounds + 1, 2), MOST_ROUNDS)
+
+
+def values_for(figures, between, demand):
+    """The values (pairs) for the next worker of a benchmark: for a paired
+    one with an open question, the count that answers it soonest; at least
+    ``least_values``, at most ``most_values``."""
+    low, high = least_values(figures), most_values(figures)
+    low = min(low, high)
+    within = figures.within()
+    if not figures.paired or demand is None or within is None or demand.room <= 0:
+        return low
+    best = None
+    for count in sorted({low, high} | {k for k in (2, 3, 4, 6, 8, 12, 16, 24, 32)
+                                       if low < k < high}):
+        sd = math.sqrt(demand.rows * (between + MEDIAN_VARIANCE * within ** 2 / count))
+        rounds = rounds_for(sd, demand) - demand.rounds
+        seconds = rounds * (figures.overhead_s + count * figures.pair_s)
+        if best is None or seconds < best[0]:
+            best = (seconds, count)
+    return best[1]
+
+
+class Sizes:
+    """A benchmark's next worker: ``values``, ``warmups``, and the
+    ``seconds`` it is likely to take."""
+
+    def __init__(self, values, warmups, seconds):
+        self.values, self.warmups, self.seconds = values, warmups, seconds
+
+    def __repr__(self):
+        return "Sizes(%d, %d, %.1fs)" % (self.values, self.warmups, self.seconds)
+
+
+def plan_sizes(rows, took, demands, default, fixed_values=None, fixed_warmups=None):
+    """{name: Sizes} for every row of ``rows`` (by workload) that has run:
+    ``took``: seconds its last worker took, by name; ``demands``: the
+    Demand of each benchmark with an open question; ``default``:
+    (values, warmups) of a benchmark with no data; ``fixed_*``: counts
+    the user set (-n, -w), which win."""
+    found = {}
+    for group in rows.values():
+        figures = {row.name: Figures.of_row(row, took.get(row.name)) for row in group}
+        between = pooled_between(figures.values())
+        for row in group:
+            f = figures[row.name]
+            if not f.pairs_s:
+                continue
+            values = fixed_values or values_for(f, between, demands.get(row.name))
+            warmups = fixed_warmups if fixed_warmups is not None else int(f.keeps_warmup())
+            seconds = f.overhead_s + (values + warmups) * f.pair_s
+            found[row.name] = Sizes(values, warmups, seconds)
+    return found

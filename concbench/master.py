@@ -1,0 +1,196 @@
+"""bench.py's master loop: the rounds, each benchmark's worker, and the
+rounds added while questions are open.
+
+pyperf starts one worker per task (``Runner.bench_time_func``); the master
+files each task's run under the benchmark's real name with its round
+(``concbench.schedule``), tells each worker how many values and warm-ups
+to run (``concbench.calibration``, through pyperf's own -n and -w), and
+after the preset's rounds hands the rest of the budget to
+``concbench.allocation``.
+"""
+
+import contextlib
+import io
+import time
+
+from concbench.allocation import Allocation, Plan, add_rounds
+from concbench.batches import time_batches
+from concbench.cleanup import stop_if_signalled
+from concbench.progress import Progress, say, unstable_summary
+from concbench.schedule import filed, next_round, parse_extra, schedule, task_name
+
+
+class TaskFailed(Exception):
+    """A worker failed, or ran another task than the one due: one line for
+    the user (``status``: the exit status)."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
+
+
+def runs_here(args, index):
+    """Whether this process times benchmark ``index``: a worker runs the one
+    pyperf selected (or all, without --worker-task); the master none."""
+    return args.worker and args.worker_task in (None, index)
+
+
+def run_matrix(runner, args, matrix, results, gil_check):
+    """Every task of the schedule; in the master, then the added rounds.
+    ``gil_check(run)``: warns once per benchmark of a worker whose GIL
+    state was not the one asked for (True when it did)."""
+    extra = parse_extra(args.extra_rounds)
+    tasks = schedule(len(matrix), args.rounds, args.order_seed,
+                     interleave=not args.pyperf_order, extra=extra)
+    if args.worker:
+        # pyperf runs the task at this worker's position; the others are
+        # registered only to count positions.
+        for position, (round_number, index) in enumerate(tasks):
+            bench = matrix[index]
+            metadata = None
+            if runs_here(runner.args, position):
+                bench.round = round_number
+                bench.warmups = runner.args.warmups or 0
+                bench.inputs = args.inputs_folder
+                metadata = bench.metadata()
+            run_task(runner, bench, task_name(bench.name, round_number),
+                     metadata, results)
+        return
+    plan = Plan(args.max_time, args.precision)
+    progress = Progress(len(tasks), len(matrix))
+    say("%s: %d benchmarks x %d %s (order seed %d)%s%s" % (
+        runner.argparser.prog, len(matrix), args.rounds,
+        "processes each, pyperf's order" if args.pyperf_order
+        else "interleaved rounds", args.order_seed,
+        ", " + plan.describe() if plan.adaptive else "",
+        "" if runner.args.verbose else "; -v shows pyperf's output"))
+    master = Master(runner, args, matrix, results, progress, gil_check)
+    last_task = {index: position for position, (_, index) in enumerate(tasks)}
+    for position, (round_number, index) in enumerate(tasks):
+        if round_number is not None and position % len(matrix) == 0:
+            if round_number:
+                master.read()
+            progress.round_starts(round_number, args.rounds)
+        master.run(round_number, index, last_task[index] == position)
+    if plan.adaptive:
+        add_rounds(master, master.allocation)
+    summary = unstable_summary(results.suite)
+    if summary:
+        say(summary)
+    for line in control_summary(results.suite):
+        say(line)
+
+
+def control_summary(suite):
+    """What the A/A controls say of the run, as the report's header says it."""
+    from concbench.report.environment import control_lines
+    from concbench.report.rows import build_rows
+
+    if suite is None:
+        return []
+    controls = {}
+    return control_lines(build_rows(suite, controls), controls)
+
+
+class Master:
+    """The master's side of running tasks: files each run, keeps the time
+    each benchmark's worker took, and sizes each worker."""
+
+    def __init__(self, runner, args, matrix, results, progress, gil_check):
+        self.runner, self.args, self.matrix = runner, args, matrix
+        self.results, self.progress = results, progress
+        self.gil_check, self.warned = gil_check, set()
+        self.first = next_round(results.suite)
+        self.order = {bench.name: index for index, bench in enumerate(matrix)}
+        self.took = {}      # benchmark index -> seconds its last task took
+        self.start = progress.start
+        self.rounds = args.rounds
+        preset = (runner.args.values, runner.args.warmups)
+        self.default = {True: preset, False: (args.round_values or preset[0], preset[1])}
+        self.allocation = Allocation(Plan(args.max_time, args.precision), preset,
+                                     runner.args.values if args.fixed_values else None,
+                                     runner.args.warmups if args.fixed_warmups else None)
+
+    def took_by_name(self):
+        return {self.matrix[index].name: seconds for index, seconds in self.took.items()}
+
+    def rounds_done(self):
+        return next_round(self.results.suite) - self.first if self.results.suite else 0
+
+    def read(self):
+        """Read the file between rounds: the questions answered so far, and
+        each benchmark's next worker."""
+        self.allocation.read(self.results.suite, self.took_by_name(), self.rounds_done(),
+                             time.monotonic() - self.start)
+
+    def sizes(self, bench):
+        """(values, warm-ups) of ``bench``'s next worker: what the run
+        measured of it decides (``concbench.calibration``), else the
+        preset's (values for a worker paired with the reference, one value
+        otherwise); -n and -w win."""
+        values, warmups = self.default[bench.partner is not None]
+        if self.args.fixed_values:
+            values = self.runner.args.values
+        sized = self.allocation.sizes.get(bench.name)
+        if sized is not None:
+            values, warmups = sized.values, sized.warmups
+        return values, warmups
+
+    def run(self, round_number, index, last):
+        stop_if_signalled()
+        bench = self.matrix[index]
+        name = task_name(bench.name, round_number)
+        saved = self.runner.args.values, self.runner.args.warmups
+        self.runner.args.values, self.runner.args.warmups = self.sizes(bench)
+        started = time.monotonic()
+        try:
+            result = run_task(self.runner, bench, name, None, self.results)
+        finally:
+            self.runner.args.values, self.runner.args.warmups = saved
+        self.took[index] = time.monotonic() - started
+        if result is None:
+            return
+        if result.get_name() != name:
+            raise TaskFailed("a worker ran %s where %s was due: its schedule differs "
+                             "from the master's" % (result.get_name(), name))
+        run = filed(result, bench.name, round_number if round_number is None
+                    else self.first + round_number)
+        self.results.add(run, self.order)
+        stop_if_signalled()
+        if bench.name not in self.warned and self.gil_check(run):
+            self.warned.add(bench.name)
+        self.progress.task_done(run, last)
+
+    def add_round(self, indexes, extra):
+        """Run one added round of the benchmarks ``indexes``; ``extra``: every
+        added round so far, this one included, which workers started from
+        now on must register too."""
+        from concbench.schedule import format_extra, round_tasks
+
+        self.args.extra_rounds = self.runner.args.extra_rounds = format_extra(extra)
+        rounds = self.args.rounds + len(extra) - 1
+        for _, index in round_tasks(indexes, self.args.order_seed, rounds):
+            self.run(rounds, index, False)
+
+
+def run_task(runner, bench, name, metadata, results):
+    """One bench_time_func call; pyperf's own console output only with -v."""
+    quiet = contextlib.nullcontext() if runner.args.verbose or runner.args.worker \
+        else contextlib.redirect_stdout(io.StringIO())
+    try:
+        with quiet:
+            return runner.bench_time_func(name, time_batches, bench,
+                                          metadata=metadata)
+    except RuntimeError as exc:
+        # pyperf's master reports a worker that failed this way; the
+        # worker printed its own error above.
+        raise TaskFailed("benchmark %s failed (%s)%s" % (bench.name, exc,
+                                                          kept_note(results))) from None
+
+
+def kept_note(results):
+    """Where the runs of the benchmarks completed so far are kept, if any."""
+    if not results or not results.path or not results.saved:
+        return ""
+    return "; the runs of %d benchmark(s) completed before it are in %s" % (
+        results.saved, results.path)

@@ -1,0 +1,315 @@
+"""The questions a run answers, and whether each is answered yet.
+
+A user reads a run for a few answers: each row's verdict against the
+reference (faster, slower, the same within 5%), which model of a workload
+is the fastest, which worker count is best, and where more workers stopped
+helping. This module says, from the rows as the report builds them, which
+of those are answered and which are still open, with the comparisons each
+rests on. The report words the answers (``concbench.report.verdicts``); the
+run's allocation (``concbench.allocation``) spends its rounds on the open
+ones. Both read them here, so that the run stops on the answers the report
+will print.
+
+The fastest model, and the best worker count, are a best-arm identification
+at fixed confidence (a race: Maron & Moore's Hoeffding races, Even-Dar et
+al.'s successive elimination, LUCB): the row that leads is compared with
+every other on the rounds both ran, each comparison at 95% / (rows - 1), so
+that the true fastest is left out of the answer with at most 5% chance,
+whenever the run stops (the intervals are confidence sequences). A row
+shown slower is out of the race. The race is answered when no other row can
+still be more than 5% faster than the leader (an epsilon-good answer: the
+leader is the fastest or within 5% of it); the rows not shown slower are
+named with it.
+"""
+
+import math
+
+from concbench import anytime
+from concbench import schema as K
+from concbench.schedule import BY_ROUND, NONE
+from concbench.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio, stdev,
+                             verdict)
+
+# More workers "helped" when they saved this share of the time or more.
+HELPED = 1 / SAME_BAND[0]
+# No estimate beyond this many rounds: a question that needs more is hopeless.
+MOST_ROUNDS = 200
+
+
+def compare(row, other, comparisons=1):
+    """row's time / other's time, per round they share, at 95% /
+    ``comparisons``. Rows paired by round (and the reference) compare their
+    own runs of the same round, so that a round needs no run of the
+    reference; rows paired in their worker compare their speedups, each
+    read from the worker's own pairs."""
+    alpha = anytime.ALPHA / max(1, comparisons)
+    if _by_round(row) and _by_round(other):
+        return paired_ratio(row.by_round, other.by_round, alpha)
+    mine, theirs = row.speedups(), other.speedups()
+    if mine is None and theirs is None:
+        return None
+    if mine is None:
+        mine = dict.fromkeys(theirs, 1.0)
+    if theirs is None:
+        theirs = dict.fromkeys(mine, 1.0)
+    floor = joint_floor(getattr(row, "within_floor", None),
+                        getattr(other, "within_floor", None))
+    return paired_ratio(theirs, mine, alpha, floor)
+
+
+def _by_round(row):
+    return row.pairing in (BY_ROUND, NONE) and row.by_round
+
+
+def is_open(ratio, precision=None):
+    """Whether a row whose speedup is ``ratio`` still needs rounds:
+    undecided, or wider than +-``precision`` percent. A row within the
+    precision whose interval still straddles 1 or an end of the "same"
+    band (0.99x [0.94-1.03]) has answered nothing yet: it stays open."""
+    if verdict(ratio) == "undecided":
+        return True
+    return precision is not None and imprecise(ratio, precision)
+
+
+def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
+    """How many rounds in all a comparison is likely to need, if its
+    per-round log ratios ``logs`` keep their mean and spread: the least n
+    whose confidence sequence's half-width (at 1 - ``alpha``) is below
+    ``room(mean)``, the distance from the mean to the nearest answer. The
+    spread of two rounds says too little to give one up: below three, one
+    more. ``floor``: the least spread, as the interval takes it."""
+    count = len(logs)
+    if count < 3:
+        return count + 1
+    spread = max(stdev(logs), floor or 0.0)
+    target = room(mean(logs))
+    if spread == 0:
+        return max(count, anytime.first_bounded(alpha))
+    if target <= 0:
+        return MOST_ROUNDS
+    return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
+
+
+def verdict_room(mean):
+    """Faster or slower: the interval clear of 1; the same: inside the band."""
+    return max(abs(mean), min(math.log(SAME_BAND[1]) - mean, mean - math.log(SAME_BAND[0])))
+
+
+def precision_room(precision):
+    return lambda mean: math.log(1 + precision / 100.0)
+
+
+def race_room(mean):
+    """Another row against the leader (log of its time over the leader's):
+    shown slower, or shown no more than 5% faster, whichever is nearer."""
+    return mean - math.log(SAME_BAND[0])
+
+
+def step_room(mean):
+    """A step of a worker-count series (log of fewer workers' time over
+    more's): clear of saving 5%, either way."""
+    return abs(mean - math.log(HELPED))
+
+
+class Question:
+    """One thing a user reads from the run: ``kind`` ("row", "control",
+    "fastest", "count" or "helping"), the ``workload``, a ``topic`` as the
+    report words it, whether it is ``answered``, and while open, the rows a
+    round of it must run (``rows``: as pairs needing both, with the
+    reference implied by each row's pairing), the rounds its comparisons
+    share so far and the rounds they are likely to need in all."""
+
+    def __init__(self, kind, workload, topic, answered, rows=(), rounds=0,
+                 needed=0, pairs=(), room=0.0, alpha=anytime.ALPHA):
+        self.kind, self.workload, self.topic = kind, workload, topic
+        self.answered = answered
+        self.rows = list(rows)
+        self.rounds, self.needed = rounds, needed
+        self.pairs = list(pairs)    # (row, other) comparisons still open
+        # The half-width (log) its nearest answer needs, at level 1 - alpha.
+        self.room, self.alpha = room, alpha
+
+    @property
+    def label(self):
+        return self.topic if self.kind in ("row", "control") else \
+            "%s: %s" % (self.workload, self.topic)
+
+    def __repr__(self):
+        return "Question(%s, %s, %d/%d)" % (
+            self.label, "answered" if self.answered else "open", self.rounds, self.needed)
+
+
+def row_question(row, precision=None, kind="row"):
+    """A row's verdict against its reference (under --precision, also its
+    interval's width)."""
+    answered = not is_open(row.ratio, precision)
+    logs = [math.log(x) for x in row.round_ratios()]
+    needed = rounds_needed(logs, verdict_room, floor=row.within_floor)
+    room = verdict_room(mean(logs)) if logs else 0.0
+    if precision:
+        needed = max(needed, rounds_needed(logs, precision_room(precision),
+                                           floor=row.within_floor))
+        room = min(room, precision_room(precision)(0.0)) if logs else 0.0
+    return Question(kind, row.workload, row.name, answered, [row], len(logs), needed,
+                    room=room)
+
+
+def fastest(rows):
+    """The row with the best speedup against the common reference (paired
+    by round: rows that ran different rounds are not ranked by their means
+    over different moments), or the least mean without speedups."""
+    if all(r.speedup for r in rows):
+        return max(rows, key=lambda r: (r.speedup, -r.mean))
+    return min(rows, key=lambda r: r.mean)
+
+
+# What a race says of a row against its leader.
+SLOWER, SAME, WITHIN, OPEN = "slower", "same", "within", "open"
+
+
+def standing(ratio):
+    """A row's time over the leader's: shown slower; the same within 5%;
+    not told apart but no more than 5% faster; or still open."""
+    if ratio is None or ratio.low is None:
+        return OPEN
+    if ratio.low > 1.0:
+        return SLOWER
+    if SAME_BAND[0] <= ratio.low and ratio.high <= SAME_BAND[1]:
+        return SAME
+    if ratio.low >= SAME_BAND[0]:
+        return WITHIN
+    return OPEN
+
+
+class Race:
+    """Which of ``members`` is the fastest: the ``leader``, and for every
+    other row its ratio against it and its standing (``entries``)."""
+
+    def __init__(self, members):
+        self.members = list(members)
+        self.comparisons = max(1, len(self.members) - 1)
+        best = fastest(self.members)
+        # A row shown faster than it on the rounds they share (they may
+        # share other rounds than either shares with the reference) leads.
+        for _ in self.members:
+            ratios = [(row, compare(row, best, self.comparisons))
+                      for row in self.members if row is not best]
+            ahead = next((row for row, ratio in ratios if verdict(ratio) == "slower"), None)
+            if ahead is None:
+                break
+            best = ahead
+        self.leader = best
+        self.entries = [(row, ratio, standing(ratio)) for row, ratio in ratios]
+
+    @property
+    def answered(self):
+        return all(state != OPEN for _, _, state in self.entries)
+
+    def named(self):
+        """The rows the answer names: the leader and every row not shown
+        slower, in file order."""
+        return sorted([self.leader] + [row for row, _, state in self.entries
+                                       if state != SLOWER], key=lambda r: r.position)
+
+    def tied(self):
+        """[(row, ratio)] of the rows not shown slower than the leader."""
+        return [(row, ratio) for row, ratio, state in self.entries if state != SLOWER]
+
+    def question(self, kind, workload, topic):
+        still = [(row, ratio) for row, ratio, state in self.entries if state == OPEN]
+        alpha = anytime.ALPHA / self.comparisons
+        rounds = min((ratio.rounds if ratio else 0 for _, ratio in still), default=0)
+        needed = max((rounds_needed(
+            [math.log(x) for x in ratio.values] if ratio else [], race_room,
+            alpha, ratio.log_sd if ratio else None)
+            for _, ratio in still), default=0)
+        room = min((race_room(math.log(ratio.point)) if ratio else race_room(0.0)
+                    for _, ratio in still), default=0.0)
+        rows = [self.leader] + [row for row, _ in still] if still else []
+        return Question(kind, workload, topic, not still, rows, rounds, needed,
+                        pairs=[(row, self.leader) for row, _ in still],
+                        room=room, alpha=alpha)
+
+
+def helping(members):
+    """Where adding workers stopped saving 5% or more, along a series sorted
+    by worker count: ("stopped", current, following, ratio) once a step is
+    shown to save less than 5% after steps shown to save 5% or more;
+    ("undecided", ...) at the first step shown neither; None when every
+    step saved 5% or more. Each step is compared at 95% / (steps)."""
+    steps = len(members) - 1
+    for current, following in zip(members, members[1:]):
+        ratio = compare(current, following, steps)
+        if ratio is not None and ratio.low is not None:
+            if ratio.low >= HELPED:
+                continue
+            if ratio.high < HELPED:
+                return "stopped", current, following, ratio
+        return "undecided", current, following, ratio
+    return None
+
+
+def scaling_groups(rows):
+    """Models that state a scaling series (threads-2, threads-4, ...), by
+    what they count, in the order of the file."""
+    groups = {}
+    for r in rows:
+        if K.SCALING in r.meta:
+            groups.setdefault(r.meta[K.SCALING], []).append(r)
+    return groups
+
+
+def series_of(members):
+    """[(label, rows sorted by worker count)]: one series per label (chunk
+    size), in which only the worker count changes."""
+    series = {}
+    for r in members:
+        series.setdefault(r.meta.get(K.SCALING_SERIES, ""), []).append(r)
+    return [(label, sorted(rows_of, key=lambda r: r.workers()))
+            for label, rows_of in sorted(series.items())]
+
+
+def step_question(workload, counted, label, rows_of):
+    found = helping(rows_of)
+    topic = "more %s%s" % (counted, " (%s)" % label if label else "")
+    if found is None or found[0] == "stopped":
+        return Question("helping", workload, topic, True)
+    _, current, following, ratio = found
+    logs = [math.log(x) for x in ratio.values] if ratio else []
+    alpha = anytime.ALPHA / (len(rows_of) - 1)
+    return Question("helping", workload, topic, False, [current, following],
+                    len(logs), rounds_needed(logs, step_room, alpha,
+                                             ratio.log_sd if ratio else None),
+                    pairs=[(current, following)],
+                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha)
+
+
+def workload_questions(rows, control=None, precision=None):
+    """The questions of one workload's rows (``control``: its A/A control's
+    row): every row's verdict, and unless ``precision`` is the target, the
+    fastest model, the best worker count of each series and where more
+    workers stopped helping."""
+    ours = [r for r in rows if r.ours]
+    found = [row_question(r, precision) for r in ours
+             if r.reference is not None and r is not r.reference]
+    if control is not None and control.reference is not None:
+        found.append(row_question(control, precision, kind="control"))
+    if precision is not None or len(ours) < 2:
+        return found
+    workload = ours[0].workload
+    found.append(Race(ours).question("fastest", workload, "fastest"))
+    for counted, members in scaling_groups(ours).items():
+        if len(members) > 1:
+            unit = members[0].meta.get(K.SCALING_UNIT, counted)
+            found.append(Race(members).question("count", workload, "best %s count" % unit))
+        for label, rows_of in series_of(members):
+            if len(rows_of) > 1:
+                found.append(step_question(workload, counted, label, rows_of))
+    return found
+
+
+def all_questions(groups, controls, precision=None):
+    """Every workload's questions, in file order (``groups``: rows by
+    workload; ``controls``: their A/A controls' rows)."""
+    return [question for workload, rows in groups.items()
+            for question in workload_questions(rows, controls.get(workload), precision)]
