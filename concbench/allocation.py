@@ -148,9 +148,8 @@ class Allocation:
     which were answered and when, and each benchmark's next worker
     (``sizes``)."""
 
-    def __init__(self, plan, default, fixed_values=None, fixed_warmups=None):
+    def __init__(self, plan, fixed_values=None, fixed_warmups=None):
         self.plan = plan
-        self.default = default      # (values, warmups) before any data
         self.fixed = (fixed_values, fixed_warmups)
         self.sizes = {}
         self.answered = set()
@@ -175,8 +174,9 @@ class Allocation:
         self.answered = now
         rows = {w: g + ([self.controls[w]] if w in self.controls else [])
                 for w, g in self.groups.items()}
+        remaining = (self.plan.max_time - elapsed) if self.plan.adaptive else None
         self.sizes = calibration.plan_sizes(rows, took, demands(self.questions),
-                                            self.default, *self.fixed)
+                                            remaining, *self.fixed)
 
     def still(self):
         return [q for q in self.questions if not q.answered]

@@ -33,12 +33,14 @@ from concbench.questions import MOST_ROUNDS
 from concbench.schedule import IN_WORKER
 from concbench.stats import mean, stdev
 
-# The share of a worker's time its timed batches should at least take.
-SHARE = 0.75
+# The share of a worker's time its timed batches should at least take:
+# paired in its worker, and paired by round (IO rows, whose rounds agree
+# closely, need values less than rounds), within LEAST_WORKER_S.
+SHARE, SHARE_BY_ROUND, LEAST_WORKER_S = 0.7, 0.5, 2.5
 # A worker's values stop here, however precise its question needs them:
 # rounds interleave benchmarks, and a long worker would hold a slow
 # period for itself.
-MOST_WORKER_S = 8.0
+MOST_WORKER_S = 5.0
 MOST_VALUES = 40
 # A worker's fixed cost before it was measured.
 OVERHEAD_S = 0.8
@@ -173,10 +175,13 @@ def pooled_between(figures):
 
 
 def least_values(figures):
-    """Enough values that the timed batches take SHARE of the worker."""
+    """Enough values that the timed batches take SHARE of the worker
+    (SHARE_BY_ROUND unpaired), as long as they fit in LEAST_WORKER_S."""
     if not figures.pair_s:
         return 1
-    return max(1, math.ceil(SHARE / (1 - SHARE) * figures.overhead_s / figures.pair_s))
+    share = SHARE if figures.paired else SHARE_BY_ROUND
+    wanted = math.ceil(share / (1 - share) * figures.overhead_s / figures.pair_s)
+    return max(1, min(wanted, int(LEAST_WORKER_S / figures.pair_s), MOST_VALUES))
 
 
 def most_values(figures):
@@ -194,10 +199,12 @@ def rounds_for(sd, demand):
                                 max(demand.rounds + 1, 2), MOST_ROUNDS)
 
 
-def values_for(figures, between, demand):
+def values_for(figures, between, demand, horizon=None):
     """The values (pairs) for the next worker of a benchmark: for a paired
-    one with an open question, the count that answers it soonest; at least
-    ``least_values``, at most ``most_values``."""
+    one with an open question, the count that answers it soonest, if it
+    can within ``horizon`` seconds of this benchmark's workers (the share
+    of the budget left that is its); otherwise, or unpaired, or with no
+    open question, ``least_values``; at most ``most_values``."""
     low, high = least_values(figures), most_values(figures)
     low = min(low, high)
     within = figures.within()
@@ -211,6 +218,8 @@ def values_for(figures, between, demand):
         seconds = rounds * (figures.overhead_s + count * figures.pair_s)
         if best is None or seconds < best[0]:
             best = (seconds, count)
+    if horizon is not None and best[0] > horizon:
+        return low      # not in this budget: spend no more than a worker must
     return best[1]
 
 
@@ -225,13 +234,15 @@ class Sizes:
         return "Sizes(%d, %d, %.1fs)" % (self.values, self.warmups, self.seconds)
 
 
-def plan_sizes(rows, took, demands, default, fixed_values=None, fixed_warmups=None):
+def plan_sizes(rows, took, demands, remaining=None, fixed_values=None,
+               fixed_warmups=None):
     """{name: Sizes} for every row of ``rows`` (by workload) that has run:
     ``took``: seconds its last worker took, by name; ``demands``: the
-    Demand of each benchmark with an open question; ``default``:
-    (values, warmups) of a benchmark with no data; ``fixed_*``: counts
-    the user set (-n, -w), which win."""
+    Demand of each benchmark with an open question; ``remaining``: the
+    seconds left of the budget (None: no budget), which the open
+    benchmarks share; ``fixed_*``: counts the user set (-n, -w), which win."""
     found = {}
+    horizon = None if remaining is None else remaining / max(1, len(demands))
     for group in rows.values():
         figures = {row.name: Figures.of_row(row, took.get(row.name)) for row in group}
         between = pooled_between(figures.values())
@@ -239,7 +250,7 @@ def plan_sizes(rows, took, demands, default, fixed_values=None, fixed_warmups=No
             f = figures[row.name]
             if not f.pairs_s:
                 continue
-            values = fixed_values or values_for(f, between, demands.get(row.name))
+            values = fixed_values or values_for(f, between, demands.get(row.name), horizon)
             warmups = fixed_warmups if fixed_warmups is not None else int(f.keeps_warmup())
             seconds = f.overhead_s + (values + warmups) * f.pair_s
             found[row.name] = Sizes(values, warmups, seconds)

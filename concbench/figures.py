@@ -14,6 +14,7 @@ measured. CPU and context switches come from the kernel's own counters, read
 before and after each batch outside the timed region.
 """
 
+import atexit
 import os
 import resource
 import statistics
@@ -255,6 +256,16 @@ class Sampler:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
             bufsize=1)
         self.pid = self.process.pid
+        atexit.register(self.close)
+
+    def close(self):
+        """End the sampler (its pipe closes) and reap it, so that it does
+        not outlive this process as a zombie of whoever adopts it."""
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=2)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
 
     def alive(self):
         return self.process.poll() is None

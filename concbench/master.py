@@ -107,7 +107,7 @@ class Master:
         self.rounds = args.rounds
         preset = (runner.args.values, runner.args.warmups)
         self.default = {True: preset, False: (args.round_values or preset[0], preset[1])}
-        self.allocation = Allocation(Plan(args.max_time, args.precision), preset,
+        self.allocation = Allocation(Plan(args.max_time, args.precision),
                                      runner.args.values if args.fixed_values else None,
                                      runner.args.warmups if args.fixed_warmups else None)
 

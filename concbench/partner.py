@@ -155,4 +155,7 @@ def _serve(connection, bench, prepared, parent):
     except BaseException:
         status = 1
     finally:
+        from concbench.figures import BatchProbe
+        if BatchProbe._sampler is not None:     # exit skips atexit: reap it here
+            BatchProbe._sampler.close()
         os._exit(status)

@@ -9,12 +9,13 @@ a model family may add models to every workload of a preset (its
 
 Runner settings: each value is one whole batch (tens of milliseconds to
 seconds), so pyperf's loop calibration is pointless (loops=1), and one warm-up
-per worker absorbs first-call costs (imports, lazy pools). A worker paired
-with the reference (``concbench.schedule``) runs ``values`` pairs after its
-warm-up pair: its unit is their median, and more pairs steady it at less
-cost than more workers; one paired by round, and the reference's own, runs
-``round_values`` values, since a round adds a unit and a second value of an
-IO batch added little. -n sets every count.
+per worker absorbs first-call costs (imports, lazy pools). These are the
+first round's: a worker paired with the reference (``concbench.schedule``)
+runs ``values`` pairs after its warm-up pair, one paired by round, and the
+reference's own, ``round_values`` values. From the next round on, what the
+run measured sizes each worker (``concbench.calibration``: the pairs that
+answer its open question soonest, a warm-up only where the first batch is
+slower). -n and -w set every count.
 
 ``max_time`` is the preset's budget for the whole run: after its rounds,
 further rounds run only for what is still open (``concbench.allocation``),

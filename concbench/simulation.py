@@ -149,7 +149,7 @@ def settle_all(rows):
     return groups, {"w": rows["w/control"]}
 
 
-def sizes(rows, questions):
+def sizes(rows, questions, remaining):
     """Pairs for each paired row's next worker, as bench.py sizes them
     (``calibration``), for the rows an open question needs."""
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
@@ -157,7 +157,8 @@ def sizes(rows, questions):
                for name, row in rows.items() if row.pairing == IN_WORKER}
     between = pooled_between(figures.values())
     wanted = demands(questions)
-    return {name: values_for(figures[name], between, demand)
+    horizon = remaining / max(1, len(wanted))
+    return {name: values_for(figures[name], between, demand, horizon)
             for name, demand in wanted.items() if name in figures}
 
 
@@ -175,7 +176,7 @@ def simulate(kind, sd, rng, budget=BUDGET_S):
         still = [q for q in questions if not q.answered]
         if not still:
             break
-        pairs = sizes(rows, questions)
+        pairs = sizes(rows, questions, budget - spent)
 
         def cost(name):
             row = rows[name]

@@ -169,7 +169,8 @@ def test_the_control_joins_every_round_that_adds_to_a_row():
 def test_workers_size_themselves_from_the_variance_where_it_lies():
     """More pairs where the spread lies between the pairs of a worker, more
     workers where it lies between workers; at least enough pairs that the
-    batches are three quarters of a worker's time."""
+    batches are 70% of a worker's time; no more than that for a question
+    the budget cannot answer."""
     from concbench.calibration import Demand, Figures, least_values, values_for
 
     rng = random.Random(4)
@@ -178,8 +179,15 @@ def test_workers_size_themselves_from_the_variance_where_it_lies():
     demand = Demand(math.log(1.05), rounds=3)
     inside = values_for(within, 0.0, demand)
     between = values_for(within, 0.05 ** 2, demand)
-    assert least_values(within) == 6 and inside > between >= 6
+    # 0.7 / 0.3 x 1.0 s / 0.5 s, rounded up.
+    assert least_values(within) == 5 and inside > between >= 5
     assert values_for(within, 0.0, None) == least_values(within)
+    assert values_for(within, 0.0, demand, horizon=5.0) == least_values(within)
+    assert values_for(within, 0.0, demand, horizon=1e6) == inside
+    # Unpaired (IO rows): half the worker's time in batches, within 2.5 s.
+    alone = Figures(False, [[0.0, 0.01]] * 3, [0.03] * 3, 1.0)
+    assert least_values(alone) == 34 and values_for(alone, 0.0, demand) == 34
+    assert least_values(Figures(False, [[0.0]], [0.5], 1.0)) == 2
     # A hard question (a race at 95% / 16) asks for more than an easy one.
     easy = Demand(math.log(1.5), rounds=3)
     hard = Demand(math.log(1.05), alpha=0.05 / 16, rounds=3, rows=2)

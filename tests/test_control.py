@@ -178,3 +178,60 @@ def test_a_chosen_reference_leads_and_its_control_runs_it_against_itself(tmp_pat
     rows = {row["model"]: row for row in entry["rows"]}
     assert rows["threads-2"]["speedup"] == 1.0 and rows["sequential"]["speedup"] > 0
     assert "threads-2 against itself" in report(tmp_path, tmp_path / "t.json")
+
+
+def spread_suite(path, spreads, rounds=30, seed=3):
+    """Models of true speedup 1 whose per-round values spread by
+    ``spreads[model]`` (log), against a steady reference."""
+    rnd = random.Random(seed)
+    benchmarks = []
+    for model, spread in [("sequential", 0.0)] + list(spreads.items()):
+        runs = []
+        for number in range(rounds):
+            meta = dict(FACTS, name="w/" + model, model=model, round=number)
+            if model == "control":
+                meta["control_of"] = "sequential"
+            value = 0.3 * math.exp(rnd.gauss(0, spread))
+            runs.append(pyperf.Run([value], metadata=meta, collect_metadata=False))
+        benchmarks.append(pyperf.Benchmark(runs))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+    return path
+
+
+def test_a_wide_spread_is_the_models_own_only_where_the_control_is_narrower(tmp_path):
+    path = spread_suite(tmp_path / "w.json", {"control": 0.1, "wide": 0.4, "alike": 0.1})
+    lines = json.loads(report(tmp_path, path, "--format", "json"))["workloads"]["w"]["takeaways"]
+    said = [line for line in lines if "still undecided after" in line]
+    own = [line for line in said if "the model's own" in line]
+    assert len(own) == 1 and "wide (" in own[0] and "alike" not in own[0], said
+    # The same spread in the control: the machine's, not the model's.
+    path = spread_suite(tmp_path / "m.json", {"control": 0.4, "wide": 0.4})
+    lines = json.loads(report(tmp_path, path, "--format", "json"))["workloads"]["w"]["takeaways"]
+    said = [line for line in lines if "still undecided after" in line]
+    assert said and all("the model's own" not in line for line in said), said
+    assert any("the machine's: the A/A control's rounds spread by" in line
+               for line in said), said
+
+
+def test_the_comparison_names_the_leader_of_an_undecided_race(tmp_path):
+    """Two files whose models are not told apart: each file's best is
+    "undecided" with the model that leads, not every model of the race."""
+    first = write_suite(tmp_path / "a.json", {"sequential": 0.3, "asyncio": 0.1,
+                                              "uvloop": 0.1005}, rounds=3, noise=0.05)
+    second = write_suite(tmp_path / "b.json", {"sequential": 0.3, "asyncio": 0.1,
+                                               "uvloop": 0.0995}, rounds=3, noise=0.05,
+                         seed=2)
+    text = report(tmp_path, first, str(second))
+    best = [line for line in text.splitlines() if "best:" in line]
+    assert len(best) == 1
+    assert "undecided (" in best[0] and "leads)" in best[0], best
+    assert "sequential" not in best[0], best
+    document = json.loads(report(tmp_path, first, str(second), "--format", "json"))
+    entry = document["best"]["w"][str(first)]
+    assert entry["answered"] is False and entry["leader"] in ("asyncio", "uvloop")
+    # Decided: the answer itself.
+    decided = write_suite(tmp_path / "c.json", {"sequential": 0.3, "asyncio": 0.1},
+                          rounds=8, noise=0.01)
+    text = report(tmp_path, decided, str(decided))
+    assert [line.strip() for line in text.splitlines() if "best:" in line] == [
+        "* best: c asyncio; c asyncio"]

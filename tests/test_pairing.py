@@ -11,7 +11,7 @@ import sys
 import pyperf
 import pytest
 
-from conftest import ROOT, run, run_bench
+from conftest import ROOT, run, run_bench, skip_or_fail
 
 ENCODE = ["--workload", "encode", "--items", "400", "-n", "4", "-w", "1", "--quiet"]
 
@@ -244,3 +244,56 @@ def test_the_reference_process_is_not_the_models_memory(paired):
     beside = statistics.median(r.get_metadata()["mem_tree_base"]
                                for r in benches["encode/control"].get_runs())
     assert 0.85 < beside / own < 1.2, (beside, own)
+
+
+def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path):
+    """The reference's batches, in the process forked beside the worker,
+    run after the same probe and under a memory sampler of their own, as
+    the model's do; a single-threaded model's worker stays on one CPU and
+    the reference's process goes to the same one."""
+    import os
+
+    import psutil
+
+    from concbench import batches, matrix
+    from concbench.figures import RunFigures
+    from concbench.models import parse
+    from concbench.workloads.encode import Encode
+
+    if not matrix.partner_supported():
+        skip_or_fail("the reference's own process needs Linux and fork")
+    probed = tmp_path / "probed"
+    real_probe = batches.machine_probe
+
+    def probe():
+        with open(probed, "a") as out:
+            out.write("%d\n" % os.getpid())
+        return real_probe(repeat=1, loops=100)
+    monkeypatch.setattr(batches, "machine_probe", probe)
+    allowed = os.sched_getaffinity(0)
+    bench = matrix.Bench(Encode(items=50), parse("asyncio-serial"), "worker")
+    bench.round, bench.warmups = 0, 0
+    recorder = RunFigures()
+    try:
+        with recorder:
+            for _ in range(3):
+                batches.time_batches(1, bench)
+        partner = psutil.Process(bench.partner_process.pid)
+        samplers = [" ".join(child.cmdline()) for child in partner.children()]
+        cpus = os.sched_getaffinity(0)
+        partner_cpus = set(partner.cpu_affinity())
+    finally:
+        RunFigures.current = None
+        os.sched_setaffinity(0, allowed)
+        bench.partner_process.close()
+        from concbench.figures import BatchProbe
+        if BatchProbe._sampler is not None:
+            BatchProbe._sampler.close()
+            BatchProbe._sampler = None
+    pids = probed.read_text().split()
+    assert pids.count(str(os.getpid())) == 3
+    assert pids.count(str(bench.partner_process.pid)) == 3
+    assert samplers == ["%s -m concbench.sampler --sample %d" % (
+        sys.executable, bench.partner_process.pid)]
+    assert len(cpus) == 1 and partner_cpus == cpus
+    assert len(recorder.figures()["paired_reference_s"].split()) == 3

@@ -86,9 +86,13 @@ def test_two_versions_compare(tmp_path):
     # Same names, same order, same metadata keys; the interpreter differs.
     names = [suite.get_benchmark_names() for suite in suites]
     assert names[0] == names[1] and len(names[0]) == 6
+    # latency_every is there only where a process found its items too cheap
+    # to time each (concbench.latency.Sampler): a measurement, which a slow
+    # moment on either interpreter decides, not a difference of versions.
+    measured = {"latency_every"}
     for first, second in zip(*(suite.get_benchmarks() for suite in suites)):
-        assert set(first.get_metadata()) == set(second.get_metadata())
-        run_keys = [set(r.get_metadata()) for s in (first, second)
+        assert set(first.get_metadata()) - measured == set(second.get_metadata()) - measured
+        run_keys = [set(r.get_metadata()) - measured for s in (first, second)
                     for r in s.get_runs() if r.values]
         assert all(keys == run_keys[0] for keys in run_keys)
     for suite, version in zip(suites, (oldest, newest)):

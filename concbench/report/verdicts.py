@@ -132,7 +132,7 @@ def wide_lines(ours, control):
     if not wide:
         return []
     machine = spread(control)
-    own = [r for r in wide if machine is not None and spread(r) > machine]
+    own = [r for r in wide if machine is not None and wider(r, control)]
     lines = []
     for found, whose in ((own, "the model's own (wider than the A/A control's, "
                                 "%.2f)" % machine if machine is not None else ""),
@@ -149,6 +149,19 @@ def wide_lines(ours, control):
                                                len(r.round_ratios()), spread(r))
                              for r in found)))
     return lines
+
+
+def wider(row, control):
+    """Whether a row's rounds spread more than the control's, one-sided at
+    95%: the log of the ratio of their variances, against its standard
+    error sqrt(2 / (n1 - 1) + 2 / (n2 - 1)) (a normal approximation of
+    Fisher's F): two rows of one spread differ by chance by 1.7x over 12
+    rounds."""
+    mine, theirs = len(row.round_ratios()), len(control.round_ratios())
+    if mine < 3 or theirs < 3 or not spread(control):
+        return False
+    error = math.sqrt(2 / (mine - 1) + 2 / (theirs - 1))
+    return 2 * math.log(spread(row) / spread(control)) > 1.645 * error
 
 
 def spread(row):
