@@ -21,7 +21,8 @@ timed batches are three quarters of its time.
 Warm-ups are kept only where the data say the first batch is really
 slower: a worker runs one in the first round, and keeps it if its first
 batch was more than 5% slower than the rest, against the reference's first
-batch beside it (or more than 10% on its own).
+batch beside it (or more than 10% on its own), and by more than twice what
+one of its batches varies by.
 """
 
 import math
@@ -135,7 +136,8 @@ class Figures:
         deviations = []
         for group, middle in zip(self.groups, self.medians()):
             if len(group) > 1:
-                deviations.extend(abs(x - middle) for x in group)
+                bessel = math.sqrt(len(group) / (len(group) - 1))
+                deviations.extend(abs(x - middle) * bessel for x in group)
         if len(deviations) < 2:
             return None
         return 1.4826 * statistics.median(deviations)
@@ -151,12 +153,16 @@ class Figures:
         return stdev(units) ** 2 - share
 
     def keeps_warmup(self):
-        """Whether the first batch is really slower (no data: keep it)."""
+        """Whether the first batch is really slower (no data: keep it):
+        beyond the margin, and beyond twice what one batch varies by here
+        (a single first batch in a slow period is not a first-call cost)."""
         if not self.excess:
             return True
+        noise = 2 * (self.within() or 0.0)
         alone = statistics.median(a for a, _ in self.excess)
         beside = [b for _, b in self.excess if b is not None]
-        return alone > WARM_ALONE or bool(beside) and statistics.median(beside) > WARM_PAIRED
+        return alone > max(WARM_ALONE, noise) or bool(beside) and \
+            statistics.median(beside) > max(WARM_PAIRED, noise)
 
 
 def _floats(text):

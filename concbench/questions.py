@@ -294,6 +294,9 @@ def workload_questions(rows, control=None, precision=None):
              if r.reference is not None and r is not r.reference]
     if control is not None and control.reference is not None:
         found.append(row_question(control, precision, kind="control"))
+    # Rows paired in their worker compare their speedups, which need the
+    # reference's row; rows paired by round compare their own runs.
+    ours = [r for r in ours if r.pairing in (BY_ROUND, NONE) or r.reference is not None]
     if precision is not None or len(ours) < 2:
         return found
     workload = ours[0].workload

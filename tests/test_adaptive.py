@@ -206,6 +206,11 @@ def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
     assert Figures(False, excess=[(0.2, None)]).keeps_warmup()
     # No data yet: keep it.
     assert Figures(True).keeps_warmup()
+    # A first batch 12% slower, where one pair varies by 12%: a slow moment.
+    rng = random.Random(2)
+    noisy = [[rng.gauss(0, 0.12) for _ in range(8)] for _ in range(3)]
+    assert not Figures(True, noisy, excess=[(0.12, 0.12)]).keeps_warmup()
+    assert Figures(True, noisy, excess=[(0.5, 0.4)]).keeps_warmup()
 
 
 def test_a_spread_that_stays_wide_is_said():
