@@ -19,10 +19,13 @@ and costs measured in this run; and at least enough that the worker's
 timed batches are three quarters of its time.
 
 Warm-ups are kept only where the data say the first batch is really
-slower: a worker runs one in the first round, and keeps it if its first
-batch was more than 5% slower than the rest, against the reference's first
+slower: more than 5% slower than the rest, against the reference's first
 batch beside it (or more than 10% on its own), and by more than twice what
-one of its batches varies by.
+one of its batches varies by. In the first round a worker paired with the
+reference runs none (its unit is the median of its pairs, which one slow
+first pair hardly moves, and the first pair tells), a worker paired by
+round one; from the next round, a warm-up runs only where the first batch
+was shown slower.
 """
 
 import math
@@ -101,6 +104,11 @@ class Figures:
             warm = [value for _, value in run.warmups]
             if warm and values:
                 found.excess.append(found._excess(warm[0], values, partner, meta))
+            elif len(values) >= 3:
+                # No warm-up: the worker's first value was its first batch.
+                found.excess.append(found._excess(
+                    values[0], values[1:], partner[1:],
+                    {K.WARMUP_REFERENCE_S: partner[0] if partner else None}))
             spent.append(sum(values) + sum(partner) + sum(warm)
                          + sum(_floats(meta.get(K.WARMUP_REFERENCE_S))))
         found.pair_s = statistics.median(found.pairs_s) if found.pairs_s else None

@@ -106,7 +106,11 @@ class Master:
         self.start = progress.start
         self.rounds = args.rounds
         preset = (runner.args.values, runner.args.warmups)
-        self.default = {True: preset, False: (args.round_values or preset[0], preset[1])}
+        # The first round: a worker paired in its worker runs no warm-up
+        # (its first pair tells whether one is needed, and its median
+        # hardly feels it), one paired by round the preset's.
+        self.default = {True: (preset[0], preset[1] if args.fixed_warmups else 0),
+                        False: (args.round_values or preset[0], preset[1])}
         self.allocation = Allocation(Plan(args.max_time, args.precision),
                                      runner.args.values if args.fixed_values else None,
                                      runner.args.warmups if args.fixed_warmups else None)

@@ -288,3 +288,18 @@ def test_a_fixed_count_adds_no_round(tmp_path):
     assert "added" not in proc.stderr
     _, found = runs_by_round(tmp_path / "f.json")
     assert found["sleep/threads-2"] == [0]
+
+
+def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
+    """A worker paired with the reference runs no warm-up in the first
+    round: its first pair, against the rest, says whether later workers
+    need one."""
+    from concbench.calibration import Figures
+
+    def row(first):
+        values = [first, 0.2, 0.2, 0.2]
+        meta = {"paired_reference_s": "0.3 0.3 0.3 0.3", "round": 0}
+        run_ = SimpleNamespace(values=values, warmups=[])
+        return SimpleNamespace(pairing="worker", _timed_runs=lambda: [(run_, meta)])
+    assert Figures.of_row(row(0.4)).keeps_warmup()      # twice as slow at first
+    assert not Figures.of_row(row(0.2)).keeps_warmup()
