@@ -20,8 +20,13 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
 
 - ``gaussian``: independent;
 - ``regimes``: the machine's busy periods, persisting about 7 rounds, in
-  which every row's rounds spread twice as much and are shifted by 1.2 sd
-  of a sign drawn per row and period;
+  which every row's rounds spread twice as much, and half of them jump by
+  1.2 sd either way (one side of the pair ran in a slow moment);
+- ``drift``, a stress case beyond the guarantee: the same busy periods,
+  but each row's rounds jump the same way all through a period (a bias
+  that favours one side for 7 rounds at a time, so that 20 rounds hold 2
+  or 3 independent ones); the rounds' widening for neighbours that
+  resemble each other cannot see it in so few;
 - ``ar1``: each row's rounds follow an AR(1) process (rho 0.3);
 - ``skewed``: rows paired by round (IO), one value per benchmark and round,
   each benchmark's log time skewed to the slow side (an exponential).
@@ -46,7 +51,7 @@ from concbench.questions import Race, all_questions
 from concbench.report.pairs import settle, units
 from concbench.schedule import BY_ROUND, IN_WORKER, NONE
 
-NOISES = ("gaussian", "regimes", "ar1", "skewed")
+NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift")
 SPREADS = (0.03, 0.15)
 TRUTHS = (("sequential", 1.0), ("control", 1.0), ("null", 1.0), ("near", 1.08),
           ("slow", 0.80), ("threads-2", 1.60), ("threads-4", 2.00), ("threads-8", 1.90))
@@ -100,11 +105,14 @@ class Noise:
 
     def draw(self, name):
         rng, sd = self.rng, self.sd
-        if self.kind == "regimes":
+        if self.kind in ("regimes", "drift"):
             if not self.busy:
                 return rng.gauss(0.0, 0.5 * sd)
-            sign = self.signs.setdefault(name, rng.choice((-1.2, 1.2)))
-            return rng.gauss(0.0, sd) + sign * sd
+            if self.kind == "drift":
+                jump = self.signs.setdefault(name, rng.choice((-1.2, 1.2)))
+            else:
+                jump = 0.0 if rng.random() < 0.5 else rng.choice((-1.2, 1.2))
+            return rng.gauss(0.0, sd) + jump * sd
         if self.kind == "ar1":
             value = 0.3 * self.last.get(name, 0.0) + math.sqrt(1 - 0.09) * rng.gauss(0.0, sd)
             self.last[name] = value

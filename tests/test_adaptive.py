@@ -268,10 +268,10 @@ def test_one_round_then_rounds_until_decided(tmp_path):
 
 
 def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
-    proc = run_bench(SLEEP + ["-p", "2", "--precision", "0.001", "--max-time", "6s",
+    proc = run_bench(SLEEP + ["-p", "2", "--precision", "0.001", "--max-time", "12s",
                               "-o", "p.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "time budget (6s) spent after" in proc.stderr
+    assert "time budget (12s) spent after" in proc.stderr
     assert "still open: " in proc.stderr
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
