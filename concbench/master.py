@@ -104,7 +104,6 @@ class Master:
         self.order = {bench.name: index for index, bench in enumerate(matrix)}
         self.took = {}      # benchmark index -> seconds its last task took
         self.start = progress.start
-        self.rounds = args.rounds
         preset = (runner.args.values, runner.args.warmups)
         # The first round: a worker paired in its worker runs no warm-up
         # (its first pair tells whether one is needed, and its median

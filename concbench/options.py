@@ -151,6 +151,7 @@ def percentage(text):
             "%s is out of range: give a percentage above 0, at most 100" % text)
     return value
 
+
 def seed(text):
     try:
         value = int(text)
