@@ -37,10 +37,13 @@ from concbench.questions import MOST_ROUNDS
 from concbench.schedule import IN_WORKER
 from concbench.stats import mean, stdev
 
-# The share of a worker's time its timed batches should at least take:
-# paired in its worker, and paired by round (IO rows, whose rounds agree
-# closely, need values less than rounds), within LEAST_WORKER_S.
-SHARE, SHARE_BY_ROUND, LEAST_WORKER_S = 0.7, 0.5, 2.5
+# The share of a worker's time its timed batches should at least take
+# (its warm-ups are not timed): paired in its worker, and paired by round
+# (IO rows, whose rounds agree closely, need values less than rounds),
+# within LEAST_WORKER_S. The first rounds' workers, sized before anything
+# was measured, take less; 0.75 from then on keeps a run's whole share
+# above 70%.
+SHARE, SHARE_BY_ROUND, LEAST_WORKER_S = 0.75, 0.5, 2.5
 # A worker's values stop here, however precise its question needs them:
 # rounds interleave benchmarks, and a long worker would hold a slow
 # period for itself.
@@ -188,13 +191,15 @@ def pooled_between(figures):
     return max(0.0, mean(found)) if found else 0.0
 
 
-def least_values(figures):
+def least_values(figures, warmups=0):
     """Enough values that the timed batches take SHARE of the worker
-    (SHARE_BY_ROUND unpaired), as long as they fit in LEAST_WORKER_S."""
+    (SHARE_BY_ROUND unpaired), its ``warmups`` counted with its fixed cost,
+    as long as they fit in LEAST_WORKER_S."""
     if not figures.pair_s:
         return 1
     share = SHARE if figures.paired else SHARE_BY_ROUND
-    wanted = math.ceil(share / (1 - share) * figures.overhead_s / figures.pair_s)
+    fixed = figures.overhead_s + warmups * figures.pair_s
+    wanted = math.ceil(share / (1 - share) * fixed / figures.pair_s)
     return max(1, min(wanted, int(LEAST_WORKER_S / figures.pair_s), MOST_VALUES))
 
 
@@ -213,13 +218,14 @@ def rounds_for(sd, demand):
                                 max(demand.rounds + 1, 2), MOST_ROUNDS)
 
 
-def values_for(figures, between, demand, horizon=None):
+def values_for(figures, between, demand, horizon=None, warmups=0):
     """The values (pairs) for the next worker of a benchmark: for a paired
     one with an open question, the count that answers it soonest, if it
     can within ``horizon`` seconds of this benchmark's workers (the share
     of the budget left that is its); otherwise, or unpaired, or with no
-    open question, ``least_values``; at most ``most_values``."""
-    low, high = least_values(figures), most_values(figures)
+    open question, ``least_values``; at most ``most_values``. A worker's
+    ``warmups`` cost what its process start does, once per worker."""
+    low, high = least_values(figures, warmups), most_values(figures)
     low = min(low, high)
     within = figures.within()
     if not figures.paired or demand is None or within is None or demand.room <= 0:
@@ -229,7 +235,7 @@ def values_for(figures, between, demand, horizon=None):
                                        if low < k < high}):
         sd = math.sqrt(demand.rows * (between + MEDIAN_VARIANCE * within ** 2 / count))
         rounds = rounds_for(sd, demand) - demand.rounds
-        seconds = rounds * (figures.overhead_s + count * figures.pair_s)
+        seconds = rounds * (figures.overhead_s + (warmups + count) * figures.pair_s)
         if best is None or seconds < best[0]:
             best = (seconds, count)
     if horizon is not None and best[0] > horizon:
@@ -264,8 +270,9 @@ def plan_sizes(rows, took, demands, remaining=None, fixed_values=None,
             f = figures[row.name]
             if not f.pairs_s:
                 continue
-            values = fixed_values or values_for(f, between, demands.get(row.name), horizon)
             warmups = fixed_warmups if fixed_warmups is not None else int(f.keeps_warmup())
+            values = fixed_values or values_for(f, between, demands.get(row.name), horizon,
+                                                warmups)
             seconds = f.overhead_s + (values + warmups) * f.pair_s
             found[row.name] = Sizes(values, warmups, seconds)
     return found

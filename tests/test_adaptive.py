@@ -169,18 +169,19 @@ def test_the_control_joins_every_round_that_adds_to_a_row():
 def test_workers_size_themselves_from_the_variance_where_it_lies():
     """More pairs where the spread lies between the pairs of a worker, more
     workers where it lies between workers; at least enough pairs that the
-    batches are 70% of a worker's time; no more than that for a question
+    batches are 75% of a worker's time; no more than that for a question
     the budget cannot answer."""
     from concbench.calibration import Demand, Figures, least_values, values_for
 
     rng = random.Random(4)
     pairs = [[rng.gauss(0, 0.15) for _ in range(8)] for _ in range(6)]
-    within = Figures(True, pairs, [0.5] * 6, 1.0)
+    within = Figures(True, pairs, [0.25] * 6, 0.5)
     demand = Demand(math.log(1.05), rounds=3)
     inside = values_for(within, 0.0, demand)
     between = values_for(within, 0.05 ** 2, demand)
-    # 0.7 / 0.3 x 1.0 s / 0.5 s, rounded up.
-    assert least_values(within) == 5 and inside > between >= 5
+    # 0.75 / 0.25 x 0.5 s / 0.25 s; with a warm-up pair, x 0.75 s / 0.25 s.
+    assert least_values(within) == 6 and inside > between >= 6
+    assert least_values(within, warmups=1) == 9
     assert values_for(within, 0.0, None) == least_values(within)
     assert values_for(within, 0.0, demand, horizon=5.0) == least_values(within)
     assert values_for(within, 0.0, demand, horizon=1e6) == inside
