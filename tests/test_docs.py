@@ -86,3 +86,23 @@ def test_the_readme_is_a_front_page_whose_links_resolve():
 def slug(heading):
     """A heading's anchor as GitHub and MyST make it."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_the_critical_values_the_pages_state_are_the_codes():
+    """Every "c(n) = x" a page states is concbench.anytime.critical(n) to
+    the digits it gives, and every "no interval before round n" is the
+    round from which the sequence is bounded: a change of the mixture
+    breaks this test until the pages follow."""
+    from concbench import anytime
+
+    stated = bounded = 0
+    for page in sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]:
+        text = " ".join(page.read_text().split())
+        for n, value in re.findall(r"\bc\((\d+)\) = (\d+(?:\.\d+)?)", text):
+            digits = len(value.partition(".")[2])
+            assert round(anytime.critical(int(n)), digits) == float(value), (page.name, n, value)
+            stated += 1
+        for n in re.findall(r"no interval before round (\d+)", text):
+            assert int(n) == anytime.first_bounded(), (page.name, n)
+            bounded += 1
+    assert stated >= 4 and bounded >= 2, (stated, bounded)
