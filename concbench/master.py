@@ -189,6 +189,18 @@ def run_task(runner, bench, name, metadata, results):
         # worker printed its own error above.
         raise TaskFailed("benchmark %s failed (%s)%s" % (bench.name, exc,
                                                           kept_note(results))) from None
+    except SystemExit as exc:
+        # pyperf's master exits 124 when a worker outlives --timeout, after
+        # printing why to the stdout that is hidden here.
+        if exc.code != TIMED_OUT or runner.args.worker:
+            raise
+        raise TaskFailed("benchmark %s: its worker ran longer than --timeout %s s and "
+                         "was stopped%s" % (bench.name, runner.args.timeout,
+                                            kept_note(results)), TIMED_OUT) from None
+
+
+# pyperf's exit status when a worker timed out (timeout(1)'s).
+TIMED_OUT = 124
 
 
 def kept_note(results):

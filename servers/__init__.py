@@ -8,7 +8,8 @@ workload runs without ``--server-url``. Endpoints:
 - ``/work?latency_ms=L&size=S``: waits L ms, answers S bytes (the http workload)
 - ``/delay/{seconds}``, ``/bytes/{n}``, ``/get``: an httpbin-compatible subset,
   so the workload can target a real httpbin as well
-- ``/stats``: requests served, bytes sent and the server's own CPU time
+- ``/stats``: requests served, bytes sent, the most ``/work`` requests held
+  at once and the server's own CPU time
 
 ``python -m concbench.servers --host 0.0.0.0 --port 8080`` runs it on its
 own for a two-machine set-up.

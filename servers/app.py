@@ -86,6 +86,8 @@ class LoadServer:
         self.work_requests = 0
         self.bytes_sent = 0
         self.bytes_received = 0
+        # /work requests being served now, and the most at once so far.
+        self.in_flight = self.most_in_flight = 0
 
     async def respond(self, request):
         path = request.path
@@ -121,7 +123,12 @@ class LoadServer:
         self.work_requests += 1
         count = self.work_requests
         if latency:
-            await asyncio.sleep(latency / 1000.0)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            try:
+                await asyncio.sleep(latency / 1000.0)
+            finally:
+                self.in_flight -= 1
         if self.fail_every and count % self.fail_every == 0:
             return Reply(500, TEXT, b"injected failure\n")
         if self.drop_every and count % self.drop_every == 0:
@@ -153,6 +160,7 @@ class LoadServer:
         return {"requests": self.requests, "bytes_sent": self.bytes_sent,
                 "bytes_received": self.bytes_received,
                 "cpu_seconds": seconds, "pid": os.getpid(),
+                "most_in_flight": self.most_in_flight,
                 "server": self.software, "python": python_build()}
 
 

@@ -48,8 +48,10 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
     report = run(["-m", "concbench.report", "r.json", "--format", "json"], tmp_path)
     rows = {row["benchmark"]: row for row in
             json.loads(report.stdout)["workloads"]["rotate"]["rows"]}
-    assert rows["rotate/sequential"]["efficiency"] >= 0.70, rows["rotate/sequential"]
-    assert rows["rotate/sequential"]["ideal_from"] in ROTATE_MODELS.split(",")
+    # Each pool process does sequential's rotations and pickles them too:
+    # the least CPU per item, the ideal's, is sequential's (an undercounted
+    # forkserver pool made it the forkserver's).
+    assert rows["rotate/sequential"]["ideal_from"] == "sequential", rows
 
 
 # Run in a process of its own: the pool's helpers (a forkserver, the
@@ -61,7 +63,7 @@ TREE_CPU = textwrap.dedent("""
     from concbench.figures import tree_counters
 
     def square_loop(item):
-        total = sum(number * number for number in range(300_000))
+        total = sum(number * number for number in range(1_000_000))
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return os.getpid(), usage.ru_utime + usage.ru_stime
 
@@ -83,13 +85,15 @@ TREE_CPU = textwrap.dedent("""
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
 def test_tree_cpu_equals_what_the_pool_processes_used(tmp_path, method):
     """The tree's CPU over a pool's life against each pool process's own
-    getrusage at its last task: equal but for the exits and the forks."""
+    getrusage at its last task: equal but for the exits and the forks, and
+    for the clock ticks (10 ms) in which the kernel counts a forkserver's
+    reaped children, read before and after (up to 2 ticks off)."""
     script = tmp_path / "tree_cpu.py"
     script.write_text(TREE_CPU)
     proc = run([script, method], tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     counted, own = json.loads(proc.stdout)
-    assert own * 0.95 <= counted <= own + 0.15, (counted, own)
+    assert own * 0.95 - 0.02 <= counted <= own + 0.15, (counted, own)
 
 
 def test_pool_processes_of_a_short_batch_are_seen(tmp_path):

@@ -236,14 +236,16 @@ def runs_by_round(path):
 
 
 def test_one_round_then_rounds_until_decided(tmp_path):
-    proc = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "-o", "a.json"], tmp_path)
+    # The budget is far more than sleep's rows need (about 15 s here): the
+    # run stops when they are answered, on a busy machine too.
+    proc = run_bench(SLEEP + ["-p", "1", "--max-time", "5m", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "then rounds until every question answered, within 1m00s in all" in proc.stderr
+    assert "then rounds until every question answered, within 5m00s in all" in proc.stderr
     # The threads-2 and asyncio rows and the control, and the fastest.
     assert "round 2 (added): open: 3 rows; fastest in sleep; " in proc.stderr
     assert "every question is answered after" in proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
-    assert suite.get_metadata()["max_time_s"] == 60
+    assert suite.get_metadata()["max_time_s"] == 300
     rounds = found["sleep/sequential"]
     assert rounds == list(range(len(rounds))) and len(rounds) >= 2
     out = run(["-m", "concbench.report", "a.json", "--format", "json"], tmp_path)
@@ -259,7 +261,7 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     assert "control: " in proc.stderr.strip().splitlines()[-1]
     assert entry["takeaways"][0].startswith("fastest: asyncio (")
     # --append goes on numbering the rounds.
-    more = run_bench(SLEEP + ["-p", "1", "--max-time", "60s", "--append", "a.json"],
+    more = run_bench(SLEEP + ["-p", "1", "--max-time", "5m", "--append", "a.json"],
                      tmp_path)
     assert more.returncode == 0, more.stderr
     _, after = runs_by_round(tmp_path / "a.json")
@@ -276,7 +278,9 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
     assert "still open: " in proc.stderr
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
-    assert len(found["sleep/asyncio"]) >= 3
+    # The preset's two rounds always run; whether an added one fits in the
+    # rest of the 12 s is the machine's business.
+    assert len(found["sleep/asyncio"]) >= 2
     out = run(["-m", "concbench.report", "p.json"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert "precision: 0 of 2 speedups within +-0.001% (the target)" in out.stdout

@@ -173,10 +173,11 @@ def test_with_sigint_ignored_a_ctrl_c_changes_nothing(tmp_path, reference):
 
 
 @pytest.mark.parametrize("moment", ["server", 1.0])
-def test_the_server_outlives_a_killed_bench_by_less_than_a_second(tmp_path, moment):
+def test_the_server_exits_within_three_seconds_of_a_killed_bench(tmp_path, moment):
     """kill -9 bench.py, while the server starts or mid-run: nothing can stop
     the server for it; the server sees its parent gone and exits (0.2 s to
-    notice, 0.5 s of grace)."""
+    notice, 0.5 s of grace by design; 3 s leaves a busy machine its
+    scheduling delays)."""
     seen = attempt(tmp_path / "run", "SIGKILL", [moment], target="main")
     assert seen["sent"] and seen["status"] == -signal.SIGKILL, seen
     # Measured from the kill to the server's exit; the bound is wide, the

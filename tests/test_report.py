@@ -6,6 +6,8 @@ the golden files after a deliberate change of the report's output.
 """
 
 import json
+import math
+import random
 import os
 import statistics
 
@@ -144,10 +146,73 @@ def test_comparison_direction_and_significance(tmp_path):
             if line.startswith("sleep/sequential ")][0].count("not comparable") == 0
 
 
-def test_takeaways_name_the_fastest_model():
-    proc = report(DATA + "/small.json")
-    assert "fastest: " in proc.stdout
-    assert "best thread count: " in proc.stdout
+def known_file(path, times, rounds=10, noise=0.01, seed=5):
+    """A bench.py-like file of models whose true times are ``times``
+    ({model: seconds}), each round slowed alike by the machine's drift."""
+    rnd = random.Random(seed)
+    facts = {"workload": "w", "workload_kind": "cpu", "reference_model": "sequential",
+             "items_per_batch": 10, "item_side": "sync", "interpreters": 1,
+             "unit": "second"}
+    benchmarks = []
+    drift = [1 + 0.3 * rnd.random() for _ in range(rounds)]
+    for model, seconds in times.items():
+        family, _, count = model.partition("-")
+        meta = dict(facts, name="w/" + model, model=model, model_family=family,
+                    parallelism=int(count or 1), concurrency=int(count or 1))
+        if count:
+            meta.update(scaling=family, scaling_unit=family.rstrip("s"))
+        runs = [pyperf.Run([seconds * drift[r] * math.exp(rnd.gauss(0, noise))],
+                           metadata=dict(meta, round=r), collect_metadata=False)
+                for r in range(rounds)]
+        benchmarks.append(pyperf.Benchmark(runs))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+    return str(path)
+
+
+def test_takeaways_name_the_fastest_model(tmp_path):
+    """Known times: threads-4 is the fastest model and the best thread
+    count, and more threads stopped helping after it; the takeaways name
+    them, and follow when the truth changes."""
+    path = known_file(tmp_path / "known.json", {
+        "sequential": 0.40, "threads-2": 0.22, "threads-4": 0.12, "threads-8": 0.15,
+        "asyncio": 0.41})
+    text = report(path).stdout
+    assert "speedup" in text and "note:" not in text, text
+    takeaways = [line for line in text.splitlines() if line.startswith("  * ")]
+    assert "  * fastest: threads-4 (145 ms, 3.33x sequential)" in takeaways, text
+    assert "  * best thread count: 4 (threads-4, 145 ms)" in takeaways, text
+    assert "  * more threads stopped helping after 4" in takeaways, text
+    # Two CPUs' ideal is half sequential's time (241 ms): the rows below
+    # it are flagged, the one above is not.
+    flagged = {line.split()[0] for line in text.splitlines()
+               if line.startswith("w/") and line.rstrip().endswith("above-ideal")}
+    assert flagged == {"w/threads-4", "w/threads-8"}, text
+    # The other way round, the takeaways follow.
+    path = known_file(tmp_path / "other.json", {
+        "sequential": 0.40, "threads-2": 0.22, "threads-4": 0.30, "threads-8": 0.35,
+        "asyncio": 0.11})
+    text = report(path).stdout
+    assert "  * fastest: asyncio (" in text and "  * best thread count: 2 " in text, text
+
+
+def test_files_of_different_truths_contradict_and_of_the_same_do_not(tmp_path):
+    """The comparison's agreement: two files whose fastest model and best
+    thread count differ contradict on both; two runs of the same truth,
+    each decided, on neither."""
+    from concbench.report.load import load
+    from concbench.report.rows import build_rows
+    from concbench.report.verdicts import agreement
+
+    truth = {"sequential": 0.40, "threads-2": 0.22, "threads-4": 0.12,
+             "threads-8": 0.15, "asyncio": 0.41}
+    other = dict(truth, **{"threads-4": 0.30, "threads-8": 0.35, "asyncio": 0.11})
+    files = [build_rows(load(known_file(tmp_path / ("%d.json" % seed), times, seed=seed)))
+             for seed, times in ((1, truth), (2, truth), (3, other))]
+    same = agreement(files[0], files[1])
+    assert same["contradictions"] == [] and same["speedups_within_10pct"] == 4, same
+    found = agreement(files[0], files[2])
+    assert sorted(c.split(":")[0] for c in found["contradictions"]) == [
+        "w best thread count", "w fastest"], found
 
 
 def test_plots_are_png(tmp_path):

@@ -108,6 +108,48 @@ def test_every_table_number_matches_the_json_document(tmp_path):
     assert ">1x<" in text or ">1x</text>" in text
 
 
+def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
+    """The page's numbers against ones computed here from the file with
+    pyperf's own API, not by the renderer's code: each benchmark's mean and
+    items per second; its speedup, the geometric mean over the rounds it
+    shares with the reference of the reference's median over its own, and
+    in how many of those rounds it was faster; its failures. The visible
+    text says the same."""
+    import math
+    import statistics
+
+    page, _, _ = page_and_document(tmp_path, SMALL)
+    suite = pyperf.BenchmarkSuite.load(SMALL)
+
+    def by_round(bench):
+        # This file predates rounds in the metadata: its runs pair by position.
+        return {run.get_metadata().get("round", position): statistics.median(run.values)
+                for position, run in enumerate(r for r in bench.get_runs() if r.values)}
+    cells = {row[0][0]: {key: (text, json.loads(value)) for text, key, value in row}
+             for table in page.tables for row in table if row}
+    assert len(cells) == len(suite) == 21
+    for bench in suite.get_benchmarks():
+        name, meta = bench.get_name(), bench.get_metadata()
+        row = cells[name]
+        assert row["mean_s"][1] == pytest.approx(bench.mean(), rel=1e-9), name
+        assert row["failures"][1] == sum(run.get_metadata().get("failures", 0)
+                                         for run in bench.get_runs()), name
+        assert row["items_per_s"][1] == pytest.approx(
+            meta["items_per_batch"] / bench.mean(), rel=1e-9), name
+        reference = suite.get_benchmark("%s/%s" % (meta["workload"],
+                                                   meta["reference_model"]))
+        if reference is bench:
+            assert row["speedup"][1] == 1.0 and row["speedup_rounds_faster"][0] == ""
+            continue
+        own, theirs = by_round(bench), by_round(reference)
+        shared = sorted(set(own) & set(theirs))
+        speedup = math.exp(statistics.fmean(math.log(theirs[r] / own[r]) for r in shared))
+        assert row["speedup"][1] == pytest.approx(speedup, rel=1e-9), name
+        faster = sum(1 for r in shared if theirs[r] > own[r])
+        assert row["speedup_rounds_faster"][0] == "%d/%d" % (faster, len(shared)), name
+        assert row["speedup"][0].startswith("%.2fx" % speedup), (name, row["speedup"])
+
+
 def test_the_page_stands_alone_and_carries_its_files(tmp_path):
     page, document, path = page_and_document(tmp_path, SMALL)
     # No server, no network: nothing fetched from anywhere.
