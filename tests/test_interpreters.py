@@ -27,22 +27,31 @@ def gil_env():
     return "py" + newest.replace(".", "")
 
 
-def environments():
-    envs = [gil_env()]
+def free_threaded_env():
     found = free_threaded_interpreter()
     if found is None:
         skip_or_fail("the free-threaded path needs python3.13t or python3.14t; "
                      "none found (on PATH or under pyenv)")
-    return envs + [found[0]]
+    return found[0]
+
+
+def made(names, tmp_path_factory):
+    proc = tox(["-e", ",".join(names), "--notest"], tmp_path_factory.mktemp("notest"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {name: str(ROOT / ".tox" / name / "bin" / "python") for name in names}
 
 
 @pytest.fixture(scope="module")
-def envs(tmp_path_factory):
-    names = environments()
-    made = tox(["-e", ",".join(names), "--notest"],
-               tmp_path_factory.mktemp("notest"))
-    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
-    return {name: str(ROOT / ".tox" / name / "bin" / "python") for name in names}
+def gil_python(tmp_path_factory):
+    """The newest 3.13+ build with the GIL: enough for what does not depend
+    on the build."""
+    return next(iter(made([gil_env()], tmp_path_factory).values()))
+
+
+@pytest.fixture(scope="module")
+def envs(tmp_path_factory, gil_python):
+    """Both builds, the GIL one and the free-threaded one."""
+    return {gil_env(): gil_python, **made([free_threaded_env()], tmp_path_factory)}
 
 
 def bench(python, args, cwd, timeout=300):
@@ -82,8 +91,8 @@ def test_interpreter_pools_run_verified_with_a_gil_each(envs, tmp_path):
             assert {r["processes_peak"] for r in runs} == {1}
 
 
-def test_a_workload_whose_library_cannot_load_is_left_out(envs, tmp_path):
-    python = next(iter(envs.values()))
+def test_a_workload_whose_library_cannot_load_is_left_out(gil_python, tmp_path):
+    python = gil_python
     listed = bench(python, ["--list"], tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "encode/interpreters-2-chunk-125" in listed.stdout.split()
@@ -130,8 +139,8 @@ print("not reached", time.monotonic() - started)
 """
 
 
-def test_every_wait_on_an_interpreter_is_bounded(envs, tmp_path):
-    python = next(iter(envs.values()))
+def test_every_wait_on_an_interpreter_is_bounded(gil_python, tmp_path):
+    python = gil_python
     script = tmp_path / "hung.py"
     script.write_text(HUNG)
     proc = subprocess.run([python, str(script)], capture_output=True, text=True,
