@@ -146,9 +146,10 @@ def test_comparison_direction_and_significance(tmp_path):
             if line.startswith("sleep/sequential ")][0].count("not comparable") == 0
 
 
-def known_file(path, times, rounds=10, noise=0.01, seed=5):
+def known_file(path, times, rounds=10, noise=0.01, seed=5, extra=None):
     """A bench.py-like file of models whose true times are ``times``
-    ({model: seconds}), each round slowed alike by the machine's drift."""
+    ({model: seconds}), each round slowed alike by the machine's drift;
+    ``extra``: more metadata of some models' runs ({model: {key: value}})."""
     rnd = random.Random(seed)
     facts = {"workload": "w", "workload_kind": "cpu", "reference_model": "sequential",
              "items_per_batch": 10, "item_side": "sync", "interpreters": 1,
@@ -158,7 +159,8 @@ def known_file(path, times, rounds=10, noise=0.01, seed=5):
     for model, seconds in times.items():
         family, _, count = model.partition("-")
         meta = dict(facts, name="w/" + model, model=model, model_family=family,
-                    parallelism=int(count or 1), concurrency=int(count or 1))
+                    parallelism=int(count or 1), concurrency=int(count or 1),
+                    **(extra or {}).get(model, {}))
         if count:
             meta.update(scaling=family, scaling_unit=family.rstrip("s"))
         runs = [pyperf.Run([seconds * drift[r] * math.exp(rnd.gauss(0, noise))],
@@ -213,6 +215,22 @@ def test_files_of_different_truths_contradict_and_of_the_same_do_not(tmp_path):
     found = agreement(files[0], files[2])
     assert sorted(c.split(":")[0] for c in found["contradictions"]) == [
         "w best thread count", "w fastest"], found
+
+
+def test_a_row_whose_server_was_busy_is_flagged_server_bound(tmp_path):
+    """A run whose load server spent more than the limit of its batches'
+    time on CPU is flagged, and the takeaways name it; the limit a file
+    records is the one that applies."""
+    times = {"sequential": 0.40, "threads-4": 0.12, "asyncio": 0.05}
+    busy = {"threads-4": {"server_busy": 0.2}, "asyncio": {"server_busy": 0.8}}
+    text = report(known_file(tmp_path / "busy.json", times, extra=busy)).stdout
+    flagged = {line.split()[0] for line in text.splitlines()
+               if line.startswith("w/") and "server-bound" in line}
+    assert flagged == {"w/asyncio"}, text
+    assert "  * server-bound (the server, not the model, set the pace): asyncio" in text
+    lenient = {model: dict(meta, server_busy_limit=0.9) for model, meta in busy.items()}
+    text = report(known_file(tmp_path / "lenient.json", times, extra=lenient)).stdout
+    assert "server-bound" not in text, text
 
 
 def test_plots_are_png(tmp_path):
