@@ -126,6 +126,8 @@ class Question:
         self.rows = list(rows)
         self.rounds, self.needed = rounds, needed
         self.pairs = list(pairs)    # (row, other) comparisons still open
+        # A race's open comparisons, each a question of its own to run.
+        self.parts = []
         # The half-width (log) its nearest answer needs, at level 1 - alpha.
         self.room, self.alpha = room, alpha
 
@@ -216,19 +218,30 @@ class Race:
         return [(row, ratio) for row, ratio, state in self.entries if state != SLOWER]
 
     def question(self, kind, workload, topic):
-        still = [(row, ratio) for row, ratio, state in self.entries if state == OPEN]
+        """The race as one question, answered when every row is; its
+        ``parts``, one per row still open against the leader, are what
+        the allocation runs: a row far behind needs a round or two more to
+        be shown slower and leave the race, a close one many, and each
+        gets its rounds as it can be answered."""
         alpha = anytime.ALPHA / self.comparisons
-        rounds = min((ratio.rounds if ratio else 0 for _, ratio in still), default=0)
-        needed = max((rounds_needed(
-            [math.log(x) for x in ratio.values] if ratio else [], race_room,
-            alpha, ratio.log_sd if ratio else None)
-            for _, ratio in still), default=0)
-        room = min((race_room(math.log(ratio.point)) if ratio else race_room(0.0)
-                    for _, ratio in still), default=0.0)
-        rows = [self.leader] + [row for row, _ in still] if still else []
-        return Question(kind, workload, topic, not still, rows, rounds, needed,
-                        pairs=[(row, self.leader) for row, _ in still],
-                        room=room, alpha=alpha)
+        parts = []
+        for row, ratio, state in self.entries:
+            if state != OPEN:
+                continue
+            logs = [math.log(x) for x in ratio.values] if ratio else []
+            parts.append(Question(
+                kind, workload, topic, False, [self.leader, row], len(logs),
+                rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None),
+                pairs=[(row, self.leader)], alpha=alpha,
+                room=race_room(math.log(ratio.point) if ratio else 0.0)))
+        found = Question(kind, workload, topic, not parts,
+                         [self.leader] + [p.rows[1] for p in parts] if parts else [],
+                         min((p.rounds for p in parts), default=0),
+                         max((p.needed for p in parts), default=0),
+                         pairs=[pair for p in parts for pair in p.pairs],
+                         room=min((p.room for p in parts), default=0.0), alpha=alpha)
+        found.parts = parts
+        return found
 
 
 def helping(members):
