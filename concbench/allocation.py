@@ -207,7 +207,9 @@ def add_rounds(master, allocation):
         elapsed = time.monotonic() - master.start
         rounds = master.rounds_done()
         allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
-        still = allocation.still()
+        # A file this run appends to may hold benchmarks of earlier runs
+        # that this one does not run: their questions are not this run's.
+        still = [q for q in allocation.still() if members(q) <= set(master.order)]
         if not still:
             say("every %s after %d rounds (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision
@@ -220,7 +222,7 @@ def add_rounds(master, allocation):
             say("time budget (%s) spent after %d rounds: still open: %s" % (
                 format_duration(plan.max_time), rounds, describe(still)))
             return
-        indexes = sorted(master.order[name] for name in names)
+        indexes = sorted(master.order[name] for name in names if name in master.order)
         extra.append(indexes)
         say("round %d (added): open: %s; %d benchmarks in this round, about %s; "
             "%s left of %s" % (rounds + 1, describe(still), len(indexes),

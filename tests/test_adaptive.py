@@ -333,3 +333,19 @@ def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
         return SimpleNamespace(pairing="worker", _timed_runs=lambda: [(run_, meta)])
     assert Figures.of_row(row(0.4)).keeps_warmup()      # twice as slow at first
     assert not Figures.of_row(row(0.2)).keeps_warmup()
+
+
+def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path):
+    """--append to a file whose earlier run left questions open (encode,
+    one round): this run (sleep) adds rounds for its own questions only;
+    the earlier run's benchmarks are not in its matrix."""
+    first = run_bench(["--workload", "encode", "--model", "sequential,threads-2",
+                       "--items", "200", "-p", "1", "-n", "1", "-w", "0", "--quiet",
+                       "--no-control", "-o", "x.json"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    more = run_bench(SLEEP + ["-p", "1", "--max-time", "5m", "--no-control",
+                              "--append", "x.json"], tmp_path)
+    assert more.returncode == 0, more.stderr
+    assert "round 2 (added)" in more.stderr, more.stderr
+    _, found = runs_by_round(tmp_path / "x.json")
+    assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 3
