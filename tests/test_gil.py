@@ -14,7 +14,12 @@ from conftest import TINY_RUNNER, run_bench
 FREE_THREADED = gil.free_threaded_build()
 
 
-def test_every_run_records_the_gil_state(tmp_path):
+def test_every_run_records_the_gil_state_of_this_build(tmp_path):
+    """Every run of this build says whether its GIL was on ("yes" on a GIL
+    build, whatever the models). That a run says "no" where the GIL was off,
+    and "yes" where a free-threaded build had it forced on, is
+    tests/test_versions.py's test_free_threaded_build_runs_without_the_gil,
+    which runs one (.ci/run provides it)."""
     proc = run_bench(["--preset", "quick", "--workload", "sleep,rotate", "--model",
                       "sequential,threads-2", "--items", "4", "--image-size", "32"]
                      + TINY_RUNNER + ["-o", "g.json"], tmp_path)
