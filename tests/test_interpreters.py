@@ -155,3 +155,46 @@ def test_every_wait_on_an_interpreter_is_bounded(gil_python, tmp_path):
     assert proc.stderr.strip().splitlines() == [
         "ERROR: interpreters-2: an interpreter did not answer within 2 s; the "
         "benchmark ends here"]
+
+
+EAGER = """
+import asyncio, sys
+from concbench import models
+from concbench.latency import Stamped, clock, stamp_async
+from concbench.models.base import BatchClock
+
+async def sleeps(milliseconds):
+    if milliseconds:
+        await asyncio.sleep(milliseconds / 1000)
+    return milliseconds
+
+items = [60, 0, 20, 40, 5, 10]
+for name in ("asyncio-eager", "uvloop-eager"):
+    model = models.parse(name)
+    assert not model.supports(None), name
+    batch = BatchClock()
+    stamped = list(model.run(Stamped(abs), stamp_async(sleeps), items, batch))
+    over = clock()
+    assert [result for result, _, _ in stamped] == items, name
+    ends = [ended for _, _, ended in stamped]
+    # Every item in progress from the start: each ends after its own sleep
+    # (libuv keeps whole milliseconds), and one that never suspends at once.
+    for ms, ended in zip(items, ends):
+        assert batch.began <= ended <= over, name
+        assert ms / 1000 - 0.002 <= ended - batch.began < ms / 1000 + 0.05, (name, ms, ends)
+    order = sorted(range(len(items)), key=lambda index: items[index])
+    assert [ends[index] for index in order] == sorted(ends), name
+print("ok")
+"""
+
+
+def test_the_eager_task_models_stamp_each_item_themselves(gil_python, tmp_path):
+    """The eager task factory (Python 3.12+) in a 3.13+ environment, for a
+    suite older than that: each item's end is its own, and an item that
+    never suspends ends as its task is made (tests/test_latency.py runs
+    the other event-loop models)."""
+    script = tmp_path / "eager.py"
+    script.write_text(EAGER)
+    proc = subprocess.run([gil_python, str(script)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

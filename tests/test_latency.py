@@ -7,6 +7,7 @@ import io
 import json
 import math
 import random
+import sys
 
 import pyperf
 import pytest
@@ -267,9 +268,14 @@ def _sleeps_sync(milliseconds):
 EARLY = 0.002
 
 
-@pytest.mark.parametrize("model_name", ["asyncio", "uvloop", "asyncio-limit-2",
-                                        "asyncio-eager", "hybrid-2", "asyncio-serial",
-                                        "uvloop-serial"])
+# The eager task factory is Python 3.12's: older suites run the eager
+# models' case in a 3.13+ environment (tests/test_interpreters.py).
+EVENT_LOOP_MODELS = ["asyncio", "uvloop", "asyncio-limit-2", "hybrid-2", "asyncio-serial",
+                     "uvloop-serial"] + (["asyncio-eager"] if sys.version_info >= (3, 12)
+                                         else [])
+
+
+@pytest.mark.parametrize("model_name", EVENT_LOOP_MODELS)
 def test_event_loop_models_stamp_each_item_themselves(model_name):
     """The event-loop models read the clock as each item ends, instead of
     awaiting the stamped form (a coroutine more per item): the ends are
@@ -280,9 +286,7 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
     from models.base import BatchClock
 
     model = models.parse(model_name)
-    reason = model.supports(None)
-    if reason:
-        pytest.skip(reason)
+    assert not model.supports(None)
     items = [60, 0, 20, 40, 5, 10]
     batch = BatchClock()
     stamped = model.run(Stamped(_sleeps_sync), stamp_async(_sleeps), items, batch)
