@@ -5,6 +5,8 @@ import time
 
 import pyperf
 
+from concbench.cleanup import signals_held
+
 
 class OutputError(Exception):
     """The output cannot be written: one line for the user."""
@@ -78,8 +80,11 @@ class ResultsFile:
             self.suite.dump(temporary)
             with open(temporary, "rb") as written:
                 os.fsync(written.fileno())
-            os.replace(temporary, self.path)
-            self.saved = len(self.suite)
+            # A signal between the rename and the count would make the
+            # message that names the kept runs count one benchmark short.
+            with signals_held():
+                os.replace(temporary, self.path)
+                self.saved = len(self.suite)
         except BaseException:
             if os.path.exists(temporary):
                 os.unlink(temporary)

@@ -49,12 +49,13 @@ class LocalServer:
                 raise RuntimeError(
                     "the local load server did not start (it said %r); "
                     "try: python -m concbench.servers --port 0" % line)
+            # Keep reading so that the server never blocks on a full pipe
+            # (a signal can land while the thread starts, too).
+            threading.Thread(target=self._drain, daemon=True).start()
         except BaseException:
             self.stop()
             raise
         self.url = line.split()[-1]
-        # Keep reading so that the server never blocks on a full pipe.
-        threading.Thread(target=self._drain, daemon=True).start()
         return self.url
 
     def _first_line(self):

@@ -166,9 +166,14 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     assert line.startswith("rate sweep sleep at 25, 100, 400, 1600, 6400/s: the "
                            "highest rate kept up with a p99 within 40 ms: ")
     # Sequential serves 50 items/s of 20 ms: it keeps up at 25/s only.
-    # asyncio waits for all 12 at once: it keeps up at every rate, no knee.
+    # asyncio waits for all 12 at once: it keeps up at every rate here on a
+    # quiet machine, and at 400/s (8 times what sequential serves, the 12
+    # arriving within 30 ms) whatever a busy one delays.
     parts = dict(part.split(" ", 1) for part in line.split(": ")[-1].split("; "))
-    assert parts == {"sequential": "25/s (knee 100/s)", "asyncio": "6400/s"}, line
+    assert parts["sequential"] == "25/s (knee 100/s)", line
+    held, _, knee = parts["asyncio"].partition(" (knee ")
+    assert float(held.rstrip("/s")) >= 400, line
+    assert not knee or float(knee.rstrip("/s)")) > float(held.rstrip("/s")), line
     text = run([REPORT, "s.json"], tmp_path).stdout
     assert "rate sweep sleep" in text
 
