@@ -103,16 +103,14 @@ def choose(still, cost, remaining, joined=lambda names: names):
     benchmarks costs), each with the benchmarks it needs; the others only
     when no such question is left. A race counts as its comparisons still
     open (``Question.parts``): the rows it can soon show slower leave it
-    first, whatever its closest contender still needs. ``cost``: a benchmark's likely seconds,
-    by name; ``joined``: the benchmarks a set of them brings along (the
-    controls)."""
+    first, whatever its closest contender still needs. ``cost``: a
+    benchmark's likely seconds, by name; ``joined``: the benchmarks a set
+    of them brings along (the controls)."""
     def to_answer(question):
         return max(1, question.needed - question.rounds) * sum(
             cost(name) for name in joined(members(question)))
 
-    # A race runs as its open comparisons, each ranked on its own.
-    pieces = [part for question in still
-              for part in (getattr(question, "parts", None) or [question])]
+    pieces = [part for question in still for part in (question.parts or [question])]
     ranked = sorted(pieces, key=lambda q: (to_answer(q), q.needed - q.rounds, q.label))
     chosen, names, spent = [], set(), 0.0
 

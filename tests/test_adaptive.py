@@ -111,7 +111,7 @@ class Q:
 
     def __init__(self, label, rounds, needed, names):
         self.label, self.rounds, self.needed = label, rounds, needed
-        self.kind = "fastest"
+        self.kind, self.parts = "fastest", []
         self.pairs = [(N(a), N(b)) for a, b in zip(names, names[1:])] or \
             [(N(names[0]), N(names[0]))]
 
