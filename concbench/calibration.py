@@ -129,6 +129,11 @@ class Figures:
         ratios = [math.log(b / a) for a, b in zip(partner, values)]
         return alone, math.log(first / beside[0]) - statistics.median(ratios)
 
+    def seconds(self, values, warmups=0):
+        """What a worker of ``values`` values and ``warmups`` warm-ups
+        costs: its fixed part and its batches (each a pair where paired)."""
+        return self.overhead_s + (values + warmups) * self.pair_s
+
     def medians(self):
         if getattr(self, "_medians", None) is None or len(self._medians) != len(self.groups):
             self._medians = [statistics.median(group) if group else None
@@ -198,7 +203,7 @@ def least_values(figures, warmups=0):
     if not figures.pair_s:
         return 1
     share = SHARE if figures.paired else SHARE_BY_ROUND
-    fixed = figures.overhead_s + warmups * figures.pair_s
+    fixed = figures.seconds(0, warmups)
     wanted = math.ceil(share / (1 - share) * fixed / figures.pair_s)
     return max(1, min(wanted, int(LEAST_WORKER_S / figures.pair_s), MOST_VALUES))
 
@@ -235,7 +240,7 @@ def values_for(figures, between, demand, horizon=None, warmups=0):
                                        if low < k < high}):
         sd = math.sqrt(demand.rows * (between + MEDIAN_VARIANCE * within ** 2 / count))
         rounds = rounds_for(sd, demand) - demand.rounds
-        seconds = rounds * (figures.overhead_s + (warmups + count) * figures.pair_s)
+        seconds = rounds * figures.seconds(count, warmups)
         if best is None or seconds < best[0]:
             best = (seconds, count)
     if horizon is not None and best[0] > horizon:
@@ -273,6 +278,5 @@ def plan_sizes(rows, took, demands, remaining=None, fixed_values=None,
             warmups = fixed_warmups if fixed_warmups is not None else int(f.keeps_warmup())
             values = fixed_values or values_for(f, between, demands.get(row.name), horizon,
                                                 warmups)
-            seconds = f.overhead_s + (values + warmups) * f.pair_s
-            found[row.name] = Sizes(values, warmups, seconds)
+            found[row.name] = Sizes(values, warmups, f.seconds(values, warmups))
     return found
