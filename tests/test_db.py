@@ -1,13 +1,19 @@
 """The db workload against real PostgreSQL and MariaDB/MySQL servers.
 
-The servers come from CONCBENCH_PG_URL and CONCBENCH_MYSQL_URL (defaults: the
-local ones of docs/models.md). Where a server does not answer, its tests skip,
-except under .ci/run (CONCBENCH_REQUIRE_SERVICES=1), where they fail.
+The servers come from CONCBENCH_PG_URL and CONCBENCH_MYSQL_URL. Without
+CONCBENCH_PG_URL, PostgreSQL is a server of this test process's own, started
+from the pgserver wheel (a PostgreSQL build that pip installs; Python 3.12 and
+older), so that these tests run where no server is installed; where pgserver
+is missing, the local server of docs/models.md. MySQL's default is the local
+server. Where a server does not answer, its tests skip, except under .ci/run
+(CONCBENCH_REQUIRE_SERVICES=1), where they fail.
 """
 
 import asyncio
 import os
 import time
+import urllib.parse
+import warnings
 
 import pytest
 import pyperf
@@ -18,12 +24,54 @@ from concbench.models.base import BatchClock
 from concbench.workloads import db
 from concbench.workloads.base import CheckError
 
+LOCAL_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 URLS = {
-    "postgresql": os.environ.get("CONCBENCH_PG_URL",
-                                 "postgresql://postgres@127.0.0.1:5432/test"),
+    "postgresql": os.environ.get("CONCBENCH_PG_URL", LOCAL_PG_URL),
     "mysql": os.environ.get("CONCBENCH_MYSQL_URL",
                             "mysql://root@127.0.0.1:3306/test"),
 }
+# Why the embedded server is not there, for the skip's reason.
+_no_embedded = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def embedded_postgresql(tmp_path_factory):
+    """Without CONCBENCH_PG_URL: a PostgreSQL server in a folder of its own,
+    for this module's tests, stopped and removed after them. Module-scoped,
+    so it is running before the first test's check for left-behind
+    processes starts."""
+    if "CONCBENCH_PG_URL" in os.environ:
+        yield
+        return
+    try:
+        with warnings.catch_warnings():     # platformdirs: no XDG_RUNTIME_DIR
+            warnings.simplefilter("ignore")
+            import pgserver
+    except ImportError:
+        _no_embedded.append("pgserver, which starts one of the tests' own, "
+                            "is not installed on this Python")
+        yield
+        return
+    with warnings.catch_warnings():     # platformdirs: no XDG_RUNTIME_DIR
+        warnings.simplefilter("ignore")
+        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"),
+                                     cleanup_mode="delete")
+    URLS["postgresql"] = server.get_uri()
+    try:
+        yield
+    finally:
+        URLS["postgresql"] = LOCAL_PG_URL
+        server.cleanup()
+
+
+def with_url_part(url, user=None, database=None):
+    """The URL with another user or database."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if user is not None:
+        netloc = user + netloc[netloc.index("@"):]
+    path = "/" + database if database is not None else parts.path
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, path=path))
 DRIVERS = {"postgresql": ["psycopg", "psycopg+asyncpg"],
            "mysql": ["pymysql+aiomysql"]}
 
@@ -45,7 +93,8 @@ def server_url(engine):
         except ValueError as exc:
             _reachable[engine] = str(exc)
     if _reachable[engine]:
-        skip_or_fail("no %s server: %s" % (engine, _reachable[engine]))
+        skip_or_fail("no %s server: %s%s" % (engine, _reachable[engine], "".join(
+            "; " + why for why in _no_embedded if engine == "postgresql")))
     return url
 
 
@@ -148,10 +197,61 @@ def test_slow_queries_count_as_timeouts(engine, driver, model_name):
 @pytest.mark.parametrize("engine", ["postgresql", "mysql"])
 @pytest.mark.parametrize("model_name", ["threads-2", "asyncio"])
 def test_refused_connections_are_counted(engine, model_name):
-    server_url(engine)
-    url = URLS[engine].replace(":5432", ":1").replace(":3306", ":1")
+    url = {"postgresql": "postgresql://postgres@127.0.0.1:1/test",
+           "mysql": "mysql://root@127.0.0.1:1/test"}[engine]
     summary, _, _ = run_batch(model_name, db_url=url, items=3, latency_ms=1.0)
     assert summary == {"items": 3, "failures": 3, "failures_connection": 3}
+
+
+def test_without_a_url_the_tests_use_a_server_of_their_own():
+    """What makes these tests run on a machine with no PostgreSQL installed."""
+    if "CONCBENCH_PG_URL" in os.environ:
+        pytest.skip("CONCBENCH_PG_URL names the server")   # the user's choice
+    if _no_embedded:
+        skip_or_fail(_no_embedded[0])
+    url = server_url("postgresql")
+    _, args = db.parse_url(url)
+    assert args["host"].startswith("/") and "127.0.0.1" not in url
+    summary, _, _ = run_batch("asyncio", db_url=url, items=3, latency_ms=1.0)
+    assert summary == {"items": 3, "failures": 0}
+
+
+def test_a_server_over_tcp():
+    """The embedded server listens on a Unix socket only: the TCP path of
+    every driver is checked on the local server."""
+    url = os.environ.get("CONCBENCH_PG_TCP_URL", LOCAL_PG_URL)
+    try:
+        db.Db(db_url=url).preflight({})
+    except ValueError as exc:
+        skip_or_fail("no postgresql server over TCP at %s: %s" % (url, exc))
+    for driver in DRIVERS["postgresql"]:
+        for model_name in ("threads-2", "asyncio"):
+            summary, _, _ = run_batch(model_name, db_url=url, db_driver=driver,
+                                      items=4, latency_ms=1.0)
+            assert summary == {"items": 4, "failures": 0}, (driver, model_name)
+
+
+@pytest.mark.parametrize("url,args", [
+    ("postgresql://postgres@/test?host=/run/pg", {"host": "/run/pg", "port": 5432,
+                                                  "database": "test"}),
+    ("postgresql://u:p%40ss@/d?host=/tmp/s&sslmode=disable",
+     {"host": "/tmp/s", "user": "u", "password": "p@ss", "tls": False}),
+    ("postgresql://h:6000/d?host=/s", {"host": "/s", "port": 6000}),
+])
+def test_a_socket_folder_is_a_postgresql_host(url, args):
+    engine, parsed = db.parse_url(url)
+    assert engine == "postgresql"
+    assert {key: parsed[key] for key in args} == args
+
+
+@pytest.mark.parametrize("url,message", [
+    ("postgresql://u@/d?host=relative/dir", "absolute path of the server's socket"),
+    ("postgresql://u@/d?host=/s&sslmode=require", "needs a TCP host"),
+    ("mysql://u@/d?host=/s", "not a postgresql:// or mysql:// URL with a host"),
+])
+def test_a_socket_folder_that_cannot_serve_is_refused(url, message):
+    with pytest.raises(ValueError, match=message):
+        db.parse_url(url)
 
 
 # -- the timed region in pooled mode (no server needed) ----------------------
@@ -225,19 +325,19 @@ def test_bench_writes_verified_db_runs(tmp_path, engine):
 
 BAD_SERVERS = [
     ("mysql", "mysql://root:wrong-password@127.0.0.1:3306/test", "Access denied"),
-    ("postgresql", "postgresql://no_such_role@127.0.0.1:5432/test",
-     'role "no_such_role" does not exist'),
+    ("postgresql", {"user": "no_such_role"}, 'role "no_such_role" does not exist'),
     ("postgresql", "postgresql://postgres@127.0.0.1:1/test", "Connection refused"),
     ("mysql", "mysql://root@127.0.0.1:1/test", "Connection refused"),
-    ("postgresql", "postgresql://postgres@127.0.0.1:5432/no_such_db",
-     'database "no_such_db" does not exist'),
+    ("postgresql", {"database": "no_such_db"}, 'database "no_such_db" does not exist'),
     ("mysql", "mysql://root@127.0.0.1:3306/no_such_db", "Unknown database"),
 ]
 
 
 @pytest.mark.parametrize("engine,url,message", BAD_SERVERS)
 def test_unusable_server_one_line_before_any_benchmark(tmp_path, engine, url, message):
-    server_url(engine)
+    good = server_url(engine)
+    if isinstance(url, dict):       # the test server's own URL, one part wrong
+        url = with_url_part(good, **url)
     proc = run_bench(["--preset", "quick", "--workload", "db", "--db-url", url,
                       "-o", "out.json"] + TINY_RUNNER, tmp_path)
     assert proc.returncode == 2

@@ -75,24 +75,33 @@ def parse_url(url):
     parts = urllib.parse.urlsplit(url)
     shown = safe_url(url)
     engine = ENGINES.get(parts.scheme.split("+")[0])
-    if engine is None or not parts.hostname:
+    query = urllib.parse.parse_qs(parts.query)
+    # libpq's form for a server on a Unix socket: the socket's folder as
+    # ?host=/path (an embedded server such as pgserver listens only there).
+    socket_dir = query.pop("host", [None])[-1] if engine == "postgresql" else None
+    if socket_dir is not None and not socket_dir.startswith("/"):
+        raise ValueError("%r: host= must be the absolute path of the server's "
+                         "socket folder" % shown)
+    if engine is None or not (parts.hostname or socket_dir):
         raise ValueError("%r is not a postgresql:// or mysql:// URL with a host"
                          % shown)
     try:
         port = parts.port or DEFAULT_PORT[engine]
     except ValueError:
         raise ValueError("%r has an invalid port" % shown) from None
-    query = urllib.parse.parse_qs(parts.query)
     unknown = set(query) - {"sslmode"}
     if unknown:
         raise ValueError("%r: unknown parameter(s) %s; only sslmode=disable|require "
-                         "is understood" % (shown, ", ".join(sorted(unknown))))
+                         "(and host=/socket/folder for postgresql) is understood"
+                         % (shown, ", ".join(sorted(unknown))))
     sslmode = query.get("sslmode", ["disable"])[-1]
     if sslmode not in ("disable", "require"):
         raise ValueError("%r: sslmode must be disable or require" % shown)
+    if socket_dir and sslmode == "require":
+        raise ValueError("%r: sslmode=require needs a TCP host, not a socket" % shown)
     unquote = urllib.parse.unquote
     return engine, {
-        "host": parts.hostname, "port": port,
+        "host": socket_dir or parts.hostname, "port": port,
         "user": unquote(parts.username) if parts.username else None,
         "password": unquote(parts.password) if parts.password else None,
         "database": unquote(parts.path.lstrip("/")) or None,
@@ -407,7 +416,8 @@ class Db(Workload):
         JITTER_MS.with_default(0.0), RATE,
         Option("db_url", "--db-url",
                "run the db workload against this server: "
-               "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE or "
+               "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE "
+               "(?host=/socket/folder for a Unix socket) or "
                "mysql://... (without it, db is left out)",
                parse=checked_url, metavar="URL", required=True, default=""),
         Option("db_driver", "--db-driver",
