@@ -111,24 +111,43 @@ def test_every_table_number_matches_the_json_document(tmp_path):
 def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
     """The page's numbers against ones computed here from the file with
     pyperf's own API, not by the renderer's code: each benchmark's mean and
-    items per second; its speedup, the geometric mean over the rounds it
-    shares with the reference of the reference's median over its own, and
-    in how many of those rounds it was faster; its failures. The visible
-    text says the same."""
+    items per second; its speedup, the geometric mean over its rounds of the
+    median log ratio of the pairs its worker ran (the reference's batch
+    beside each of its own), and in how many rounds it was faster; its
+    failures. The visible text says the same."""
     import math
     import statistics
 
     page, _, _ = page_and_document(tmp_path, SMALL)
     suite = pyperf.BenchmarkSuite.load(SMALL)
 
-    def by_round(bench):
-        # This file predates rounds in the metadata: its runs pair by position.
-        return {run.get_metadata().get("round", position): statistics.median(run.values)
-                for position, run in enumerate(r for r in bench.get_runs() if r.values)}
+    def medians(bench):
+        return {run.get_metadata()["round"]: statistics.median(run.values)
+                for run in bench.get_runs() if run.values}
+
+    def round_logs(bench, reference):
+        """{round: log(reference / own)}: CPU rows pair in their worker,
+        IO rows with the reference's run of the same round."""
+        if bench.get_metadata()["pairing"] == "round":
+            own, theirs = medians(bench), medians(reference)
+            return {r: math.log(theirs[r] / own[r]) for r in own if r in theirs}
+        logs = {}
+        for run in bench.get_runs():
+            if not run.values:
+                continue
+            meta = run.get_metadata()
+            partner = [float(x) for x in meta["paired_reference_s"].split()]
+            assert len(partner) == len(run.values)
+            logs[meta["round"]] = statistics.median(
+                math.log(a / b) for a, b in zip(partner, run.values))
+        return logs
     cells = {row[0][0]: {key: (text, json.loads(value)) for text, key, value in row}
              for table in page.tables for row in table if row}
-    assert len(cells) == len(suite) == 21
-    for bench in suite.get_benchmarks():
+    results = [bench for bench in suite.get_benchmarks()
+               if "control_of" not in bench.get_metadata()]
+    assert len(results) == 21 and len(suite) == 24
+    assert set(cells) >= {bench.get_name() for bench in results}
+    for bench in results:
         name, meta = bench.get_name(), bench.get_metadata()
         row = cells[name]
         assert row["mean_s"][1] == pytest.approx(bench.mean(), rel=1e-9), name
@@ -136,17 +155,17 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
                                          for run in bench.get_runs()), name
         assert row["items_per_s"][1] == pytest.approx(
             meta["items_per_batch"] / bench.mean(), rel=1e-9), name
-        reference = suite.get_benchmark("%s/%s" % (meta["workload"],
-                                                   meta["reference_model"]))
-        if reference is bench:
+        if meta["model"] == meta["reference_model"]:
             assert row["speedup"][1] == 1.0 and row["speedup_rounds_faster"][0] == ""
             continue
-        own, theirs = by_round(bench), by_round(reference)
-        shared = sorted(set(own) & set(theirs))
-        speedup = math.exp(statistics.fmean(math.log(theirs[r] / own[r]) for r in shared))
+        reference = suite.get_benchmark("%s/%s" % (meta["workload"],
+                                                   meta["reference_model"]))
+        logs = round_logs(bench, reference)
+        assert len(logs) == 3, name
+        speedup = math.exp(statistics.fmean(logs.values()))
         assert row["speedup"][1] == pytest.approx(speedup, rel=1e-9), name
-        faster = sum(1 for r in shared if theirs[r] > own[r])
-        assert row["speedup_rounds_faster"][0] == "%d/%d" % (faster, len(shared)), name
+        faster = sum(1 for log in logs.values() if log > 0)
+        assert row["speedup_rounds_faster"][0] == "%d/%d" % (faster, len(logs)), name
         assert row["speedup"][0].startswith("%.2fx" % speedup), (name, row["speedup"])
 
 
