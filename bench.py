@@ -16,15 +16,15 @@ stops the run. The code is in the ``concbench`` package.
 import sys
 
 try:
-    from concbench.launch import ensure_environment
+    from concbench.run.launch import ensure_environment
 
     ensure_environment("bench.py", __file__)   # or re-run with .venv's Python
 
-    from concbench import gil
+    from concbench.run import gil
 
-    gil.watch()     # before any extension is imported: see concbench.gil
+    gil.watch()     # before any extension is imported: see concbench.run.gil
 
-    from concbench.cli import main
+    from concbench.run.cli import main
 except KeyboardInterrupt:   # Ctrl-C while it starts: nothing has started yet
     sys.exit(130)
 

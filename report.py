@@ -11,7 +11,7 @@ The code is in ``concbench.report``.
 
 import sys
 
-from concbench.launch import ensure_environment
+from concbench.run.launch import ensure_environment
 
 ensure_environment("report.py", __file__)   # or re-run with .venv's Python
 

@@ -23,10 +23,10 @@ COMMANDS = ("run", "report", "list")
 
 
 def run(argv, prog):
-    from concbench import gil
+    from concbench.run import gil
 
-    gil.watch()     # before any extension is imported: see concbench.gil
-    from concbench import cli
+    gil.watch()     # before any extension is imported: see concbench.run.gil
+    from concbench.run import cli
 
     sys.argv = [sys.argv[0]] + list(argv)
     return cli.main(prog=prog, program_args=("-m", "concbench", "run"))

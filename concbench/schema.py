@@ -17,7 +17,7 @@ import re
 import sys
 
 SUITE, BENCH, RUN = "suite", "benchmark", "run"
-# How a run key combines over the run's batches (concbench.figures).
+# How a run key combines over the run's batches (concbench.run.record).
 COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE, MERGED = (
     "sum", "highest", "lowest", "first batch's", "last word", "yes if any", "yes if all",
     "each batch's, in order", "median", "histograms merged")
@@ -51,7 +51,7 @@ def _run(name, kind, about, unit="", batches=COUNT, runs=MEDIAN, writer="hook",
     return _key(name, kind, RUN, writer, about, unit, batches, runs, required)
 
 
-# -- the run, from the command line (concbench.cli) -------------------------------
+# -- the run, from the command line (concbench.run.cli) -------------------------------
 PRESET = _key("preset", str, SUITE, "cli", "the preset that chose the matrix and its sizes", required=True)
 ORDER = _key("order", str, SUITE, "cli", "`interleaved` (rounds in a seeded order) or `pyperf` (--pyperf-order)", required=True)
 ORDER_SEED = _key("order_seed", int, SUITE, "cli", "the seed of the rounds' order", required=True)
@@ -117,13 +117,15 @@ MODEL_PLUGIN_VERSION = _key("model_plugin_version", str, BENCH, "plugins", "a pl
 PLUGIN_KEYS = {WORKLOAD: (WORKLOAD_PLUGIN, WORKLOAD_PLUGIN_VERSION, WORKLOAD_MODULE),
                MODEL: (MODEL_PLUGIN, MODEL_PLUGIN_VERSION, None)}
 
-# -- the benchmark: the matrix (concbench.matrix) ----------------------------------
+# -- the benchmark: the matrix (concbench.run.matrix) ----------------------------------
 BATCH_CHECK = _key("batch_check", str, BENCH, "matrix", "how every batch's result is checked", required=True)
 REFERENCE_MODEL = _key("reference_model", str, BENCH, "matrix", "the model speedups are measured against", required=True)
 WORKLOAD_PARAMS = _key("workload_params", str, BENCH, "matrix", "the workload's parameters as the report shows them", required=True)
 PAIRING = _key("pairing", str, BENCH, "matrix", "how the speedup pairs this benchmark's batches with the reference's: `worker` (its worker runs the reference's batches alternating with its own, A B B A, and each batch is paired with its neighbour), `round` (its run with the reference's run of the same round), `none` (the reference itself)", required=True)
+# Its values.
+IN_WORKER, BY_ROUND, NONE = "worker", "round", "none"
 
-# -- the run: figures of its timed batches (concbench.figures, concbench.batches) --
+# -- the run: figures of its timed batches (concbench.run.record, concbench.run.batch) --
 MEM_TREE_PEAK = _run("mem_tree_peak", int, "the peak, over the timed batches, of the PSS summed over the worker and all its descendants (pool workers included)", "bytes", PEAK)
 MEM_TREE_BASE = _run("mem_tree_base", int, "the same sum just before the first timed batch (interpreter, imports, inputs); `mem_tree_peak - mem_tree_base` is what the model added", "bytes", FIRST)
 MEM_METHOD = _run("mem_method", str, "how memory was measured: `pss` (Linux), `uss` or `rss` (psutil elsewhere)", batches=LABEL, runs=EACH)
@@ -148,7 +150,7 @@ SERVER_REQUESTS = _run("server_requests", int, "http: requests the server served
 SERVER_CPU = _run("server_cpu", float, "http: the load server's CPU during the batches", "s", writer="http", required=False)
 SERVER_BUSY = _run("server_busy", float, "http: `server_cpu` / wall time of the batches; above `server_busy_limit` the server may have been the bottleneck", "share", batches=None, runs=EACH, required=False)
 LATENCY_HIST = _run("latency_hist", str, "the latency of every item of the run's batches (of one item in `latency_every` where that is set), from where `latency_from` says to when its result reached the model's caller: a histogram of buckets 1% wide, `largest;bucket:count,...` (concbench.latency)", "s", MERGED, EACH, writer="batches", required=False)
-LATENCY_EVERY = _run("latency_every", int, "asyncio-serial, uvloop-serial and threads-N (one item a task): `latency_hist` holds one item in this many, picked at random, because timing each would have cost more than 0.5% of a batch (concbench.latency.Sampler); absent when every item was timed", batches=LABEL, runs=EACH, writer="model", required=False)
+LATENCY_EVERY = _run("latency_every", int, "asyncio-serial, uvloop-serial and threads-N (one item a task): `latency_hist` holds one item in this many, picked at random, because timing each would have cost more than 0.5% of a batch (concbench.sampling.Sampler); absent when every item was timed", batches=LABEL, runs=EACH, writer="model", required=False)
 ARRIVAL_RATE_ACHIEVED = _run("arrival_rate_achieved", float, "open loop (`rate`): results per second the model delivered against its schedule, `rate` / (1 + g) where g is how fast its items' lateness grew (seconds per second of schedule, from the medians of the first and the last quarter of the items), in the slowest batch; below 95% of `rate` the row is flagged overloaded", "1/s", LOW, EACH, writer="batches", required=False)
 PAIRED_REFERENCE_S = _run("paired_reference_s", str, "pairing `worker`: the reference's batches run beside the run's values, one per value and in the values' order, space-separated", "s", EVERY, EACH, writer="batches", required=False)
 PAIR_GAP_S = _run("pair_gap_s", float, "pairing `worker`: the median time from the start of a pair's first batch to the start of its second", "s", MIDDLE, writer="batches", required=False)

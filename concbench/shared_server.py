@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from concbench.servers.process import LocalServer
-from concbench.workloads.http import SHARED_SERVER_ENV
+from concbench.workloads.drivers.http_server import SHARED_SERVER_ENV
 
 PROG = "python -m concbench.shared_server"
 

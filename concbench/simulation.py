@@ -4,7 +4,7 @@ A simulated run has the rows of one workload, each with a known true
 speedup, and goes the way bench.py goes: two rounds of every benchmark,
 then rounds of what the open questions need until every question is
 answered, the budget is spent or MOST_ROUNDS have run. Every step is the project's own code:
-each row is settled as the report settles it (``report.pairs.settle``: a
+each row is settled as the report settles it (``concbench.analysis.pairs.settle``: a
 worker's unit is the median of its pairs, the floor comes from their
 spread), the questions are the report's (``questions.all_questions``: the
 rows' verdicts, the fastest model, the best worker count, where more
@@ -45,11 +45,11 @@ import random
 import sys
 
 from concbench import schema as K
-from concbench.allocation import choose, demands, with_controls
-from concbench.calibration import Figures, pooled_between, values_for
-from concbench.questions import Race, all_questions
-from concbench.report.pairs import settle, units
-from concbench.schedule import BY_ROUND, IN_WORKER, NONE
+from concbench.run.allocation import choose, demands, with_controls
+from concbench.run.calibration import Figures, pooled_between, values_for
+from concbench.analysis.questions import Race, all_questions
+from concbench.analysis.pairs import settle, units
+from concbench.schema import BY_ROUND, IN_WORKER, NONE
 
 NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift")
 SPREADS = (0.03, 0.15)
@@ -64,7 +64,7 @@ PAIR_SPREAD, JUMP, JUMPS = 0.1, 0.5, 0.2
 
 
 class SimRow:
-    """A row as ``concbench.questions`` reads it, fed with synthetic rounds."""
+    """A row as ``concbench.analysis.questions`` reads it, fed with synthetic rounds."""
 
     ours = True
 

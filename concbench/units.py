@@ -1,4 +1,4 @@
-"""How times are written, the same on the console and in the report."""
+"""How times and ratios are written, the same on the console and in the report."""
 
 
 def format_time(seconds):
@@ -10,3 +10,12 @@ def format_time(seconds):
     if seconds >= 0.001:
         return "%.3g ms" % (seconds * 1e3)
     return "%.3g us" % (seconds * 1e6)
+
+
+def fmt_ratio(point, low, high):
+    """2.05x [1.90-2.21]; the point alone when there is no interval."""
+    if point is None:
+        return ""
+    if low is None:
+        return "%.2fx" % point
+    return "%.2fx [%.2f-%.2f]" % (point, low, high)

@@ -12,7 +12,7 @@ import sys
 
 from concbench import schema
 
-from .base import clock_callbacks, gather_items, run_on_new_loop
+from .loops import clock_callbacks, gather_items, run_on_new_loop
 from .tasks import Tasks
 
 

@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from concbench import schema
 from concbench.latency import StampedResults
 
-from .base import LoopBarrier, Model, gather_items, positive, run_on_new_loop
+from .base import Model, positive
+from .loops import LoopBarrier, gather_items, run_on_new_loop
 
 
 class Hybrid(Model):

@@ -28,7 +28,8 @@ import threading
 
 from concbench import schema
 
-from .base import ModelError, PoolModel, positive
+from .base import ModelError, positive
+from .pools import PoolModel
 
 BACKPORT = "interpreters-pep-734"
 

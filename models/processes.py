@@ -15,9 +15,10 @@ from itertools import islice
 
 from concbench import schema
 from concbench.latency import arrived, is_stamped, receive, receive_each
-from concbench.lifeline import pool_initializer
+from concbench.run.lifeline import pool_initializer
 
-from .base import ModelError, PoolModel, positive
+from .base import ModelError, positive
+from .pools import PoolModel
 
 DEFAULT_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
@@ -75,7 +76,7 @@ class Processes(PoolModel):
     def new_pool(self):
         context = multiprocessing.get_context(self.start_method)
         # Each pool process ends with this worker, however it ends
-        # (concbench.lifeline; a few microseconds per process when forked).
+        # (concbench.run.lifeline; a few microseconds per process when forked).
         return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context,
                                    initializer=pool_initializer, initargs=(os.getpid(),))
 

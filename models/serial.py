@@ -7,16 +7,19 @@ behaviour. Shows what an event loop costs when nothing runs concurrently.
 from itertools import islice
 
 from concbench import schema
-from concbench.latency import Sampler, StampedResults, clock, sampled_stamps, unwrapped
+from concbench.latency import StampedResults, clock, unwrapped
+from concbench.sampling import Sampler, sampled_stamps
 
-from .base import Model, clock_callbacks, run_on_new_loop, sampled_labels
+from .base import Model
+from .loops import clock_callbacks, run_on_new_loop
+from .pools import sampled_labels
 
 
 async def await_in_turn(async_fn, items, sampler=None):
     """Results in item order. Stamped ones (result, started, ended) read the
     clock once per item: each item is taken up when the one before it
     ends, the first when the loop is reached. Once ``sampler``
-    (``concbench.latency.Sampler``) has learnt that items are too cheap to
+    (``concbench.sampling.Sampler``) has learnt that items are too cheap to
     time each, only the items it picks are timed, from just before their
     call; the others' stamps are None."""
     function, stamp = unwrapped(async_fn)

@@ -7,8 +7,8 @@ with a semaphore. Creating and closing the loop is inside the timed region.
 
 from concbench import schema
 
-from .base import (Model, clock_callbacks, gather_items, positive,
-                         run_on_new_loop)
+from .base import Model, positive
+from .loops import clock_callbacks, gather_items, run_on_new_loop
 
 
 class Tasks(Model):

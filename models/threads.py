@@ -10,7 +10,7 @@ contended across threads, decides much of whether threads scale for
 pure-Python work; "-chunk-C" maps tasks of C items, as the process models
 do, so the suite shows both.
 
-Where one-item tasks are too cheap to time each (``concbench.latency.Sampler``),
+Where one-item tasks are too cheap to time each (``concbench.sampling.Sampler``),
 the pool maps ``operator.call`` over the items and a function for each,
 the stamped form for the items picked, the bare one for the others: the
 same tasks as ``Executor.map`` of the one function (0.75% +- 0.8% apart
@@ -23,9 +23,11 @@ import operator
 from concurrent.futures import ThreadPoolExecutor
 
 from concbench import schema
-from concbench.latency import SampledResults, Sampler, Stamped, clock
+from concbench.latency import Stamped, clock
+from concbench.sampling import SampledResults, Sampler
 
-from .base import PoolModel, positive, sampled_labels
+from .base import positive
+from .pools import PoolModel, sampled_labels
 
 
 

@@ -19,7 +19,7 @@ import threading
 import time
 
 from concbench import IMPORT_ROOT
-from concbench.cleanup import signals_held
+from concbench.run.cleanup import signals_held
 
 
 class LocalServer:

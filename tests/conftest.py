@@ -17,11 +17,13 @@ REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 TOX_FILES = {"test_versions.py", "test_interpreters.py"}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (``--dist loadgroup``): a file's tests run in one
     process, so that its module fixtures (a server, a run that several
     tests read) are made once, and the files that build tox environments
-    share one process."""
+    share one process. First of the hooks: xdist's own reads the marks to
+    group the tests."""
     for item in items:
         name = item.path.name
         item.add_marker(pytest.mark.xdist_group("tox" if name in TOX_FILES else name))
@@ -74,7 +76,7 @@ def _children():
         except psutil.Error:
             continue
         # The memory sampler of this very process serves the in-process tests.
-        own_sampler = "-m concbench.sampler --sample %d" % os.getpid()
+        own_sampler = "-m concbench.run.sampler --sample %d" % os.getpid()
         if not any(helper in cmdline for helper in _LIFETIME_HELPERS + (own_sampler,)):
             found[child.pid] = (child, cmdline)
     return found

@@ -77,7 +77,7 @@ def pool_processes():
             above = " ".join(parent.cmdline()) if parent else ""
         except psutil.Error:
             continue
-        if "concbench.sampler" in cmdline or (FORKSERVER in cmdline and is_worker(above)):
+        if "concbench.run.sampler" in cmdline or (FORKSERVER in cmdline and is_worker(above)):
             continue    # a worker's sampler, or its forkserver
         if is_worker(above) or FORKSERVER in above:
             found.append((proc, above))
@@ -98,7 +98,7 @@ def wait_for(moment, start, proc, workdir):
             if any(is_server(cmdline) for _, cmdline in alive_descendants()):
                 return True
         elif moment == "sampler":
-            if any("concbench.sampler" in c for _, c in alive_descendants()):
+            if any("concbench.run.sampler" in c for _, c in alive_descendants()):
                 return True
         elif moment == "pool":
             if pool_processes():

@@ -14,7 +14,7 @@ import time
 import pyperf
 import pytest
 
-from concbench.figures import Sampler
+from concbench.run.record import Sampler
 from conftest import run, run_bench
 
 ROTATE_MODELS = "sequential,processes-2-chunk-4,processes-2-chunk-4-forkserver"
@@ -60,7 +60,7 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
 TREE_CPU = textwrap.dedent("""
     import json, multiprocessing, os, resource, sys
     from concurrent.futures import ProcessPoolExecutor
-    from concbench.figures import tree_counters
+    from concbench.run.record import tree_counters
 
     def square_loop(item):
         total = sum(number * number for number in range(1_000_000))

@@ -224,7 +224,7 @@ def test_existing_output_is_refused_and_kept(tmp_path):
 
 
 def test_failed_check_stops_the_benchmark_loudly(capsys):
-    from concbench import batches, matrix
+    from concbench.run import cell, worker
     from concbench import models
     from concbench import workloads
 
@@ -233,9 +233,9 @@ def test_failed_check_stops_the_benchmark_loudly(capsys):
             return super().run(sync_fn, async_fn, items)[1:]
 
     workload = workloads.get("sleep")(items=5, latency_ms=1.0, jitter_ms=0.0)
-    cell = matrix.Bench(workload, LosesAnItem())
+    bench = cell.Bench(workload, LosesAnItem())
     with pytest.raises(SystemExit) as exit_info:
-        batches.time_batches(1, cell)
+        worker.time_batches(1, bench)
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert "ERROR: sleep/sequential: result check failed: 4 results for 5 items" in err

@@ -22,6 +22,7 @@ from concbench import models
 from conftest import TINY_RUNNER, run, run_bench, skip_or_fail
 from concbench.models.base import BatchClock
 from concbench.workloads import db
+from concbench.workloads.drivers import db_async, db_connect
 from concbench.workloads.base import CheckError
 
 LOCAL_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -154,12 +155,12 @@ def test_pooled_event_loop_opens_as_many_connections_as_the_concurrency(
         monkeypatch, connections, connects):
     url = server_url("postgresql")
     calls = []
-    real = db.connect_async
+    real = db_async.connect_async
 
     async def counting(*args):
         calls.append(args)
         return await real(*args)
-    monkeypatch.setattr(db, "connect_async", counting)
+    monkeypatch.setattr(db_async, "connect_async", counting)
     summary, _, _ = run_batch("asyncio-limit-3", db_url=url, items=8,
                               latency_ms=1.0, db_connections=connections)
     assert summary["failures"] == 0
@@ -210,7 +211,7 @@ def test_without_a_url_the_tests_use_a_server_of_their_own():
     if _no_embedded:
         skip_or_fail(_no_embedded[0])
     url = server_url("postgresql")
-    _, args = db.parse_url(url)
+    _, args = db_connect.parse_url(url)
     assert args["host"].startswith("/") and "127.0.0.1" not in url
     summary, _, _ = run_batch("asyncio", db_url=url, items=3, latency_ms=1.0)
     assert summary == {"items": 3, "failures": 0}
@@ -239,7 +240,7 @@ def test_a_server_over_tcp():
     ("postgresql://h:6000/d?host=/s", {"host": "/s", "port": 6000}),
 ])
 def test_a_socket_folder_is_a_postgresql_host(url, args):
-    engine, parsed = db.parse_url(url)
+    engine, parsed = db_connect.parse_url(url)
     assert engine == "postgresql"
     assert {key: parsed[key] for key in args} == args
 
@@ -251,7 +252,7 @@ def test_a_socket_folder_is_a_postgresql_host(url, args):
 ])
 def test_a_socket_folder_that_cannot_serve_is_refused(url, message):
     with pytest.raises(ValueError, match=message):
-        db.parse_url(url)
+        db_connect.parse_url(url)
 
 
 # -- the timed region in pooled mode (no server needed) ----------------------

@@ -89,11 +89,11 @@ def slug(heading):
 
 
 def test_the_critical_values_the_pages_state_are_the_codes():
-    """Every "c(n) = x" a page states is concbench.anytime.critical(n) to
+    """Every "c(n) = x" a page states is concbench.analysis.anytime.critical(n) to
     the digits it gives, and every "no interval before round n" is the
     round from which the sequence is bounded: a change of the mixture
     breaks this test until the pages follow."""
-    from concbench import anytime
+    from concbench.analysis import anytime
 
     stated = bounded = 0
     for page in sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]:

@@ -6,9 +6,10 @@ import warnings
 import pyperf
 import pytest
 
-from concbench import gil, models, workloads
-from concbench.matrix import MatrixError, build_matrix
-from concbench.options import parser
+from concbench.run import gil
+from concbench import models, workloads
+from concbench.run.matrix import MatrixError, build_matrix
+from concbench.run.options import parser
 from conftest import TINY_RUNNER, run_bench
 
 FREE_THREADED = gil.free_threaded_build()

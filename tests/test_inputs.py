@@ -3,7 +3,7 @@ workload allows it; the same inputs and results either way."""
 
 import os
 
-from concbench import inputs
+from concbench.run import inputs
 from concbench.workloads.encode import Encode
 from concbench.workloads.rotate import Rotate
 

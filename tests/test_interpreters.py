@@ -178,10 +178,11 @@ for name in ("asyncio-eager", "uvloop-eager"):
     assert [result for result, _, _ in stamped] == items, name
     ends = [ended for _, _, ended in stamped]
     # Every item in progress from the start: each ends after its own sleep
-    # (libuv keeps whole milliseconds), and one that never suspends at once.
+    # (libuv keeps whole milliseconds), and one that never suspends at once;
+    # a busy machine may delay any end, so the bound above is loose.
     for ms, ended in zip(items, ends):
         assert batch.began <= ended <= over, name
-        assert ms / 1000 - 0.002 <= ended - batch.began < ms / 1000 + 0.05, (name, ms, ends)
+        assert ms / 1000 - 0.002 <= ended - batch.began < ms / 1000 + 0.25, (name, ms, ends)
     order = sorted(range(len(items)), key=lambda index: items[index])
     assert [ends[index] for index in order] == sorted(ends), name
 print("ok")

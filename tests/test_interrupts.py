@@ -189,7 +189,7 @@ def test_the_server_exits_within_three_seconds_of_a_killed_bench(tmp_path, momen
     assert seen["invalid"] is None, seen
 
 
-# -- kill -9: whatever the run started follows it (concbench.lifeline) --------
+# -- kill -9: whatever the run started follows it (concbench.run.lifeline) --------
 
 # The load server, pyperf workers with their memory samplers, process pools
 # forked by a worker and by a worker's forkserver, and (encode, paired in the
@@ -231,7 +231,7 @@ def test_a_killed_worker_takes_its_pool_and_sampler_with_it(tmp_path):
     seen = attempt(tmp_path / "run", "SIGKILL", ["pool"], "worker", run=KILL_RUN)
     killed = seen["worker_killed"]
     assert killed and killed["worker"], seen
-    assert any("concbench.sampler" in c for c in killed["children"]), killed
+    assert any("concbench.run.sampler" in c for c in killed["children"]), killed
     assert len(killed["children"]) >= 3, killed      # sampler, 2 pool processes
     assert killed["children_gone"] is not None and killed["children_gone"] < 2.0, killed
     assert seen["status"] == 1 and not seen["left"], seen

@@ -1,4 +1,4 @@
-"""concbench.lifeline's ways of ending a process with the one it follows,
+"""concbench.run.lifeline's ways of ending a process with the one it follows,
 each run for real: the watching thread over a pidfd and, where a platform
 has neither a pidfd nor kqueue, its look every 0.2 s; and a parent already
 gone before ``follow`` runs. (kqueue is macOS's and the BSDs': this suite's
@@ -21,7 +21,7 @@ WATCHER = textwrap.dedent("""
     if sys.argv[2] == "polling":
         del os.pidfd_open
         assert not hasattr(select, "kqueue")
-    from concbench import lifeline
+    from concbench.run import lifeline
     lifeline._watch(int(sys.argv[1]))
     print("watching", flush=True)
     time.sleep(60)
@@ -60,7 +60,7 @@ ORPHAN = textwrap.dedent("""
     if os.fork() == 0:
         while os.getppid() == parent:
             time.sleep(0.01)
-        from concbench import lifeline
+        from concbench.run import lifeline
         lifeline.follow(parent)
         with open(sys.argv[1], "w") as out:
             out.write("outlived")

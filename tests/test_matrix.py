@@ -6,11 +6,12 @@ import sys
 
 import pytest
 
-from concbench import cli, master, models, workloads
-from concbench.matrix import MatrixError, build_matrix
-from concbench.options import forward_options, parser, workload_options
-from concbench.presets import PRESETS
-from concbench.report.rows import MODEL_FACTS
+from concbench.run import master
+from concbench import models, workloads
+from concbench.run.matrix import MatrixError, build_matrix
+from concbench.run.options import forward_options, parser, workload_options
+from concbench.run.presets import PRESETS
+from concbench.analysis.rows import MODEL_FACTS
 from concbench.workloads.base import Workload
 
 

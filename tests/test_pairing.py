@@ -127,7 +127,7 @@ def test_pairing_by_round_on_request_and_for_io(tmp_path):
 def test_pairs_alternate_which_batch_goes_first():
     """A B, B A, A B, ... within a worker, and the other way round in the next
     round, so that a worker of one value per phase alternates across rounds."""
-    from concbench.schedule import reference_first
+    from concbench.run.schedule import reference_first
 
     assert [reference_first(i, 0) for i in range(4)] == [True, False, True, False]
     assert [reference_first(i, 1) for i in range(4)] == [False, True, False, True]
@@ -135,9 +135,9 @@ def test_pairs_alternate_which_batch_goes_first():
 
 
 def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
-    from concbench import batches, matrix
-    from concbench.figures import RunFigures
-    from concbench.matrix import Bench
+    from concbench.run import batch, cell, worker
+    from concbench.run.record import RunFigures
+    from concbench.run.cell import Bench
     from concbench.models import parse
     from concbench.workloads.base import Workload
 
@@ -164,20 +164,20 @@ def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
             return [sync_fn(x) for x in items]
 
     # In the worker itself, as where fork is not used, to see the order.
-    monkeypatch.setattr(matrix, "partner_supported", lambda: False)
+    monkeypatch.setattr(cell, "partner_supported", lambda: False)
     bench = Bench(Fake(), parse("threads-2"), "worker")
     bench.partner.model = Recording(bench.partner.model)
     bench.round = 0
     # The reference's batch in the worker is watched as the model's is; no
     # sampler process is needed to see the order.
-    monkeypatch.setattr(batches, "BatchProbe", Unwatched)
-    monkeypatch.setattr(batches, "run_batch", lambda b, p: (
+    monkeypatch.setattr(batch, "BatchProbe", Unwatched)
+    monkeypatch.setattr(worker, "run_batch", lambda b, p: (
         order.append("own") or 0.5, {"items": 3}))
     recorder = RunFigures()
     try:
         with recorder:
             for _ in range(4):
-                batches.time_batches(1, bench)
+                worker.time_batches(1, bench)
     finally:
         RunFigures.current = None
     assert order == ["reference", "own", "own", "reference"] * 2
@@ -255,29 +255,29 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
 
     import psutil
 
-    from concbench import batches, matrix
-    from concbench.figures import RunFigures
+    from concbench.run import batch, cell, worker
+    from concbench.run.record import RunFigures
     from concbench.models import parse
     from concbench.workloads.encode import Encode
 
-    if not matrix.partner_supported():
+    if not cell.partner_supported():
         skip_or_fail("the reference's own process needs Linux and fork")
     probed = tmp_path / "probed"
-    real_probe = batches.machine_probe
+    real_probe = batch.machine_probe
 
     def probe():
         with open(probed, "a") as out:
             out.write("%d\n" % os.getpid())
         return real_probe(repeat=1, loops=100)
-    monkeypatch.setattr(batches, "machine_probe", probe)
+    monkeypatch.setattr(batch, "machine_probe", probe)
     allowed = os.sched_getaffinity(0)
-    bench = matrix.Bench(Encode(items=50), parse("asyncio-serial"), "worker")
+    bench = cell.Bench(Encode(items=50), parse("asyncio-serial"), "worker")
     bench.round, bench.warmups = 0, 0
     recorder = RunFigures()
     try:
         with recorder:
             for _ in range(3):
-                batches.time_batches(1, bench)
+                worker.time_batches(1, bench)
         partner = psutil.Process(bench.partner_process.pid)
         samplers = [" ".join(child.cmdline()) for child in partner.children()]
         cpus = os.sched_getaffinity(0)
@@ -286,14 +286,14 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
         RunFigures.current = None
         os.sched_setaffinity(0, allowed)
         bench.partner_process.close()
-        from concbench.figures import BatchProbe
+        from concbench.run.record import BatchProbe
         if BatchProbe._sampler is not None:
             BatchProbe._sampler.close()
             BatchProbe._sampler = None
     pids = probed.read_text().split()
     assert pids.count(str(os.getpid())) == 3
     assert pids.count(str(bench.partner_process.pid)) == 3
-    assert samplers == ["%s -m concbench.sampler --sample %d" % (
+    assert samplers == ["%s -m concbench.run.sampler --sample %d" % (
         sys.executable, bench.partner_process.pid)]
     assert len(cpus) == 1 and partner_cpus == cpus
     assert len(recorder.figures()["paired_reference_s"].split()) == 3

@@ -187,7 +187,7 @@ def test_a_signal_lost_in_a_finalizer_still_stops_the_run():
     script = textwrap.dedent("""
         import os, signal, sys
         sys.path.insert(0, %r)
-        from concbench.cleanup import exit_on_signals, stop_if_signalled
+        from concbench.run.cleanup import exit_on_signals, stop_if_signalled
         exit_on_signals()
         class Finalized:
             def __del__(self):

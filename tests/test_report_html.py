@@ -132,14 +132,14 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
             own, theirs = medians(bench), medians(reference)
             return {r: math.log(theirs[r] / own[r]) for r in own if r in theirs}
         logs = {}
-        for run in bench.get_runs():
-            if not run.values:
+        for each in bench.get_runs():
+            if not each.values:
                 continue
-            meta = run.get_metadata()
+            meta = each.get_metadata()
             partner = [float(x) for x in meta["paired_reference_s"].split()]
-            assert len(partner) == len(run.values)
+            assert len(partner) == len(each.values)
             logs[meta["round"]] = statistics.median(
-                math.log(a / b) for a, b in zip(partner, run.values))
+                math.log(a / b) for a, b in zip(partner, each.values))
         return logs
     cells = {row[0][0]: {key: (text, json.loads(value)) for text, key, value in row}
              for table in page.tables for row in table if row}

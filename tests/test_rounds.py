@@ -6,10 +6,10 @@ import random
 import pyperf
 import pytest
 
-from concbench.report.rows import build_rows
+from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
-from concbench.schedule import schedule
-from concbench.stats import paired_ratio, unpaired_ratio
+from concbench.run.schedule import schedule
+from concbench.analysis.stats import paired_ratio, unpaired_ratio
 from conftest import run_bench
 
 SELECTION = ["--preset", "quick", "--workload", "sleep", "--model",

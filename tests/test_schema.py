@@ -9,7 +9,7 @@ import pyperf
 import pytest
 
 from concbench import schema, workloads
-from concbench.figures import RunFigures
+from concbench.run.record import RunFigures
 from conftest import ROOT, TINY_RUNNER, run_bench
 
 # The package's modules, as the grep sees them.
@@ -20,28 +20,31 @@ PACKAGE = ("concbench", "workloads", "models", "servers")
 OTHER_NAMESPACES = {
     # The workload parameter --items (written as items_per_batch): preset
     # sizes and params["items"].
-    "items": {"concbench/presets.py", "concbench/matrix.py", "workloads/base.py",
+    "items": {"concbench/run/presets.py", "concbench/run/matrix.py", "workloads/base.py",
+              "workloads/options.py",
               "workloads/encode.py", "workloads/rotate.py", "workloads/sleep.py",
               "workloads/http.py", "workloads/db.py"},
     # pyperf Runner's option in the presets; the model families' own names;
     # the memory sampler's answer fields.
-    "processes": {"concbench/presets.py", "models/processes.py",
-                  "concbench/sampler.py", "concbench/figures.py"},
-    "threads": {"models/threads.py", "concbench/sampler.py", "concbench/figures.py"},
+    "processes": {"concbench/run/presets.py", "models/processes.py",
+                  "concbench/run/sampler.py", "concbench/run/record.py"},
+    "threads": {"models/threads.py", "concbench/run/sampler.py", "concbench/run/record.py"},
     "interpreters": {"models/interpreters.py"},
     # bench.py's command-line options (argparse destinations).
-    "preset": {"concbench/options.py"}, "workload": {"concbench/options.py"},
-    "model": {"concbench/options.py"}, "order_seed": {"concbench/options.py"},
-    "workload_module": {"concbench/options.py"},
+    # (and workloads/base.py's __all__, which names the helper preset()).
+    "preset": {"concbench/run/options.py", "workloads/base.py"},
+    "workload": {"concbench/run/options.py"},
+    "model": {"concbench/run/options.py"}, "order_seed": {"concbench/run/options.py"},
+    "workload_module": {"concbench/run/options.py"},
     # A model's constructor parameter (the event-loop kind), and the server's.
     "loop": {"models/eager.py", "servers/__main__.py"},
     # The report's flags (words in its "flags" column) and a column's title.
-    "failures": {"concbench/report/rows.py", "concbench/report/verdicts.py",
+    "failures": {"concbench/analysis/rows.py", "concbench/report/verdicts.py",
                  "concbench/report/columns.py"},
-    "gil": {"concbench/report/rows.py"},
+    "gil": {"concbench/analysis/rows.py"},
     # --pairing's destination, and its value "round" (pair by round).
-    "pairing": {"concbench/options.py", "concbench/matrix.py"},
-    "round": {"concbench/matrix.py", "concbench/report/rows.py", "concbench/schedule.py"},
+    "pairing": {"concbench/run/options.py", "concbench/run/matrix.py"},
+    "round": {"concbench/run/matrix.py", "concbench/run/cell.py", "concbench/analysis/rows.py", "concbench/run/schedule.py"},
     # The report's column of the longest item latency measured; the metadata
     # key of that name is the longest latency a workload drew.
     "latency_max_s": {"concbench/report/columns.py"},

@@ -46,7 +46,7 @@ class Encode(Workload):
                        + ["hybrid-%d" % n for n in (2, 4, 10)], items=100_000),
     }
     async_form = "sync item called inside a coroutine"
-    # Seeded items and their results, made once per run (concbench.inputs).
+    # Seeded items and their results, made once per run (concbench.run.inputs).
     shared_inputs = True
 
     def sync_function(self):

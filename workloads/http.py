@@ -19,214 +19,22 @@ Failures are counted, never fatal: timeouts, connection errors, statuses of
 has a timeout.
 """
 
-import asyncio
 import functools
-import json
 import os
 import random
 import sys
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 
 from concbench import schema
 from concbench.thresholds import SERVER_BUSY_LIMIT
 
 from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option, Workload,
                    preset)
+from .drivers.http_clients import AsyncFetcher, expected_size, fetch_sync
+from .drivers.http_server import (SHARED_SERVER_ENV, check_server, detect_endpoint,
+                                  read_server_stats, server_url)
 
 CLIENTS = ("requests+aiohttp", "httpx")
 ENDPOINTS = ("work", "httpbin")
-
-_local = threading.local()
-
-
-def item_url(base, endpoint, latency_ms, size):
-    if endpoint == "httpbin":
-        if latency_ms:
-            return "%s/delay/%g" % (base, latency_ms / 1000.0)
-        return "%s/bytes/%d" % (base, size)
-    return "%s/work?latency_ms=%g&size=%d" % (base, latency_ms, size)
-
-
-def expected_size(endpoint, latency_ms, size):
-    """None where the body's size is not ours to choose (httpbin's /delay)."""
-    if endpoint == "httpbin" and latency_ms:
-        return None
-    return size
-
-
-def outcome(index, status, body_size, expected):
-    if status >= 400:
-        return (index, body_size, "status %d" % status)
-    if expected is not None and body_size != expected:
-        return (index, body_size, "short body")
-    return (index, body_size, "")
-
-
-def classify(exc):
-    """Map a client library's exception to a failure kind."""
-    name = type(exc).__name__
-    text = str(exc)
-    if "Timeout" in name or isinstance(exc, TimeoutError):
-        return "timeout"
-    if ("ChunkedEncoding" in name or "Payload" in name or "IncompleteRead" in text
-            or "complete message body" in text or "incomplete" in text.lower()):
-        return "short body"
-    return "connection"
-
-
-# -- sync clients: one per thread and per process ----------------------------
-
-def _thread_client(client, keepalive):
-    key = (os.getpid(), client, keepalive)
-    cached = getattr(_local, "clients", None)
-    if cached is None or cached[0] != key:
-        if client == "httpx":
-            import httpx
-            limits = httpx.Limits(max_connections=1,
-                                  max_keepalive_connections=1 if keepalive else 0)
-            session = httpx.Client(limits=limits)
-        else:
-            import requests
-            session = requests.Session()
-            adapter = requests.adapters.HTTPAdapter(pool_connections=1,
-                                                    pool_maxsize=1, max_retries=0)
-            session.mount("http://", adapter)
-            session.mount("https://", adapter)
-        if not keepalive:
-            session.headers["Connection"] = "close"
-        _local.clients = cached = (key, session)
-    return cached[1]
-
-
-def fetch_sync(item, client, base, endpoint, timeout, keepalive):
-    index, latency_ms, size = item
-    url = item_url(base, endpoint, latency_ms, size)
-    session = _thread_client(client, keepalive)
-    try:
-        response = session.get(url, timeout=timeout)
-        body = response.content
-        status = response.status_code
-    except Exception as exc:    # counted, never fatal: see the module docstring
-        return (index, 0, classify(exc))
-    return outcome(index, status, len(body),
-                   expected_size(endpoint, latency_ms, size))
-
-
-# -- async clients: one per event loop ---------------------------------------
-
-class AsyncFetcher:
-    """The async item: a GET on the current loop's client session."""
-
-    def __init__(self, client, base, endpoint, timeout, keepalive):
-        self.client = client
-        self.base = base
-        self.endpoint = endpoint
-        self.timeout = timeout
-        self.keepalive = keepalive
-        self._sessions = {}
-
-    def _session(self):
-        """The loop's client, created on first use with the request timeout,
-        so that nothing per request is built on the timed path."""
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None:
-            if self.client == "httpx":
-                import httpx
-                limits = httpx.Limits(
-                    max_connections=None,
-                    max_keepalive_connections=None if self.keepalive else 0)
-                headers = {} if self.keepalive else {"Connection": "close"}
-                session = httpx.AsyncClient(limits=limits, headers=headers,
-                                            timeout=self.timeout)
-            else:
-                import aiohttp
-                connector = aiohttp.TCPConnector(limit=0,
-                                                 force_close=not self.keepalive)
-                session = aiohttp.ClientSession(
-                    connector=connector,
-                    timeout=aiohttp.ClientTimeout(total=self.timeout))
-            self._sessions[loop] = session
-        return session
-
-    async def __call__(self, item):
-        index, latency_ms, size = item
-        url = item_url(self.base, self.endpoint, latency_ms, size)
-        session = self._session()
-        try:
-            if self.client == "httpx":
-                response = await session.get(url)
-                status, body = response.status_code, response.content
-            else:
-                async with session.get(url) as response:
-                    status = response.status
-                    body = await response.read()
-        except Exception as exc:    # counted, never fatal
-            return (index, 0, classify(exc))
-        return outcome(index, status, len(body),
-                       expected_size(self.endpoint, latency_ms, size))
-
-    async def close_loop(self):
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            if self.client == "httpx":
-                await session.aclose()
-            else:
-                await session.close()
-
-
-def read_server_stats(base, timeout=5.0):
-    """The load server's counters, or None for a server without /stats."""
-    try:
-        with urllib.request.urlopen(base + "/stats", timeout=timeout) as response:
-            return json.load(response)
-    except (OSError, ValueError):
-        return None
-
-
-def server_url(text):
-    parts = urllib.parse.urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("%r is not an http:// or https:// URL with a host" % text)
-    return text.rstrip("/")
-
-
-def detect_endpoint(url):
-    """'work' if the server is this suite's (its /stats, which counts
-    nothing), 'httpbin' if it answers httpbin's /bytes, else ValueError in
-    one line."""
-    stats = read_server_stats(url)
-    if isinstance(stats, dict) and "requests" in stats:
-        return "work"
-    try:
-        with urllib.request.urlopen(url + "/bytes/1", timeout=5) as response:
-            if response.status == 200 and len(response.read()) == 1:
-                return "httpbin"
-    except (OSError, ValueError):
-        pass
-    raise ValueError("--server-url %s offers neither this suite's /work nor "
-                     "httpbin's /bytes/N; point it at python -m concbench.servers "
-                     "or an httpbin" % url)
-
-
-# Set by python -m concbench.shared_server: the load server every bench.py
-# it starts uses instead of starting its own (when --server-url is not given).
-SHARED_SERVER_ENV = "CONCBENCH_SERVER_URL"
-
-
-def check_server(url, given_as="--server-url"):
-    """One line if the server does not answer at all (any status will do)."""
-    try:
-        with urllib.request.urlopen(url + "/get", timeout=5):
-            pass
-    except urllib.error.HTTPError:
-        pass    # it answers; the workload counts what it answers
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ValueError("%s %s does not answer: %s" % (given_as, url, reason)) from None
 
 
 class Http(Workload):
@@ -363,7 +171,7 @@ class Http(Workload):
             print("bench.py: using the load server at %s (%s)"
                   % (shared, SHARED_SERVER_ENV), file=sys.stderr, flush=True)
             return {"server_url": shared, "endpoint": "work"}
-        from concbench.cleanup import on_exit
+        from concbench.run.cleanup import on_exit
         from concbench.servers.process import LocalServer
 
         server = LocalServer()

@@ -63,7 +63,7 @@ class Rotate(Workload):
                        items=64, image_size=1024),
     }
     async_form = "sync item called inside a coroutine"
-    # Seeded items and their results, made once per run (concbench.inputs).
+    # Seeded items and their results, made once per run (concbench.run.inputs).
     shared_inputs = True
 
     def make_items(self):

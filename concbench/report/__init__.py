@@ -11,10 +11,11 @@ The modules, each importing only those after it in this list: ``cli``
 (options, main); ``render_text``, ``render_csv``, ``render_html`` (each
 renders the document, nothing else); ``plots`` (charts from the document);
 ``document`` (the document, built once); ``compare`` (several files);
-``verdicts`` (ties, winners, takeaways, agreement); ``rows`` (one
-benchmark's figures, its ideal and flags); ``environment`` (the header's
-facts); ``columns`` (the table's columns and formats); ``load`` (reading
-and checking files).
+``verdicts`` (ties, winners, takeaways, agreement); ``environment`` (the
+header's facts); ``columns`` (the table's columns and formats); ``load``
+(reading and checking files). A benchmark's rows, speedups, verdicts and
+the questions they answer are the analysis package's
+(``concbench.analysis``), which bench.py reads too.
 """
 
 

@@ -3,25 +3,17 @@ document (and so in JSON and CSV), how it is drawn from a Row, and how its
 value is written as text. Renderers write a row from the document alone."""
 
 from concbench import schema as K
-from concbench.stats import half_width
+from concbench.analysis.stats import half_width
 from concbench.units import format_time as fmt_time
 
-from .latencies import percentile
+from concbench.analysis.latencies import percentile
+from concbench.units import fmt_ratio
 
 MIB = 1024 * 1024
 
 
 def fmt_mib(value):
     return "" if value is None else "%.1f" % (value / MIB)
-
-
-def fmt_ratio(point, low, high):
-    """2.05x [1.90-2.21]; the point alone when there is no interval."""
-    if point is None:
-        return ""
-    if low is None:
-        return "%.2fx" % point
-    return "%.2fx [%.2f-%.2f]" % (point, low, high)
 
 
 def fmt_num(value, pattern):

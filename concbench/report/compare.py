@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 from concbench import schema as K
-from concbench.stats import unpaired_ratio
+from concbench.analysis.stats import unpaired_ratio
 
 from .load import ReportError
-from concbench.questions import Race
+from concbench.analysis.questions import Race
 
 # A row of two files measures the same thing only if these agree: the
 # workload's parameters, and for http the server and the Python it ran on.

@@ -12,10 +12,12 @@ from concbench import schema as K
 
 from .columns import COLUMNS, row_record, sort_rows
 from .compare import best_per_file, records
-from .environment import control_state, header_lines, untrusted, workload_params
-from .latencies import curve, sweep_lines
+from concbench.analysis.controls import control_state, untrusted
+from concbench.analysis.latencies import curve, sweep_lines
+from concbench.analysis.rows import MODEL_FACTS, build_rows
+
+from .environment import header_lines, workload_params
 from .load import ReportError
-from .rows import MODEL_FACTS, build_rows
 from .verdicts import agreement, takeaways
 
 

@@ -4,11 +4,10 @@ noise floor, the GIL state of its runs."""
 import statistics
 
 from concbench import schema as K
-from concbench.stats import imprecise, quantile
-
+from concbench.analysis.controls import control_lines
+from concbench.analysis.runs import gil_runs, usual_gil
+from concbench.analysis.stats import imprecise, quantile
 from concbench.units import format_time
-
-from .columns import fmt_ratio
 
 
 def noise_floor(suite):
@@ -29,33 +28,6 @@ def noise_floor(suite):
     medians = [statistics.median(values) for values in by_round.values()]
     return (max(medians) / min(medians) - 1,
             quantile(probes, 0.9) / quantile(probes, 0.1) - 1)
-
-
-def gil_runs(suite):
-    """Each run's gil_enabled ("yes"/"no"), and the modules that re-enabled it."""
-    states, by = [], []
-    for bench in suite.get_benchmarks():
-        for run in bench.get_runs():
-            meta = run.get_metadata()
-            if K.GIL_ENABLED in meta:
-                states.append(meta[K.GIL_ENABLED])
-                by.extend(m for m in meta.get(K.GIL_ENABLED_BY, "").split(",")
-                          if m and m not in by)
-    return states, by
-
-
-def usual_gil(suite):
-    """The GIL state the file's runs should have (``gil_expected``: on a
-    free-threaded build off, unless --gil on or PYTHON_GIL=1 asked for it),
-    or, in files without it, the state of most runs; None if no run
-    recorded it."""
-    states, _ = gil_runs(suite)
-    if not states:
-        return None
-    expected = suite.get_metadata().get(K.GIL_EXPECTED)
-    if expected:
-        return expected
-    return max(("yes", "no"), key=states.count)
 
 
 def gil_state(suite):
@@ -188,9 +160,9 @@ def decided_lines(groups, meta):
 
 def question_lines(groups, controls, meta):
     """Which of the takeaways' questions the run answered, and which are
-    still open (``concbench.questions``: what bench.py spent its rounds on);
+    still open (``concbench.analysis.questions``: what bench.py spent its rounds on);
     none under --precision, which asks only for the rows."""
-    from concbench.questions import all_questions
+    from concbench.analysis.questions import all_questions
 
     if meta.get(K.PRECISION_TARGET_PCT):
         return []
@@ -208,54 +180,6 @@ def question_lines(groups, controls, meta):
             " (open: %s)" % ", ".join(q.workload for q in asked if not q.answered)
             if len(answered) < len(asked) else ""))
     return ["answered: " + "; ".join(parts)]
-
-
-def control_state(row):
-    """What a workload's A/A control says: "missing", "unusable" (no
-    speedup: no reference, or no round shared with it), else its verdict."""
-    if row is None:
-        return "missing"
-    if row.ratio is None:
-        return "unusable"
-    return row.verdict
-
-
-def untrusted(controls):
-    """The workloads whose control came out faster or slower."""
-    return [name for name, row in controls.items()
-            if control_state(row) in ("faster", "slower")]
-
-
-def control_lines(groups, controls):
-    """The A/A controls: one line when every workload has a usable one that
-    is neither faster nor slower; a line that marks the run untrusted, and
-    one that says which workloads have no control, otherwise."""
-    states = {name: control_state(controls.get(name)) for name in groups}
-    if not states:
-        return []
-    lines = []
-    for name in untrusted(controls):
-        row = controls[name]
-        lines.append("UNTRUSTED: %s's A/A control (%s against itself) came out "
-                     "%s, %s after %d rounds: on this machine at this time, "
-                     "differences of this size are not to be believed" % (
-                         name, row.meta[K.CONTROL_OF], row.verdict,
-                         fmt_ratio(row.ratio.point, row.ratio.low, row.ratio.high),
-                         row.ratio.rounds))
-    absent = [name for name, state in states.items() if state in ("missing", "unusable")]
-    if absent:
-        lines.append("control: none usable for %s (an older bench.py, --no-control, "
-                     "plain pyperf, or a control that shares no round with its "
-                     "reference): nothing there checks that the verdicts keep their "
-                     "95%%" % ", ".join(absent))
-    checked = [name for name, state in states.items()
-               if state in ("same", "undecided")]
-    if checked:
-        lines.append("control: the reference against itself (A/A) is neither "
-                     "faster nor slower in %s (%s)" % (
-                         ", ".join(checked), ", ".join(
-                             "%s %s" % (name, states[name]) for name in checked)))
-    return lines
 
 
 def workload_params(rows):

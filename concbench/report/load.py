@@ -4,7 +4,6 @@ import glob
 import gzip
 import json
 import os
-import statistics
 
 from concbench import schema
 
@@ -64,24 +63,3 @@ def expand(paths):
             raise ReportError("no file matches %s" % path)
         files.extend(matches)
     return files
-
-
-def run_figures(bench):
-    """Each run's metadata; pyperf's get_metadata() drops keys that differ."""
-    return [run.get_metadata() for run in bench.get_runs() if run.values]
-
-
-def across_runs(runs, key):
-    """A run key's value for a benchmark, combined over its runs as the
-    schema says (``Key.runs``)."""
-    return sum_of(runs, key) if key.runs.startswith(schema.TOTAL) else median_of(runs, key)
-
-
-def median_of(runs, key):
-    values = [meta[key] for meta in runs if key in meta]
-    return statistics.median(values) if values else None
-
-
-def sum_of(runs, key):
-    values = [meta[key] for meta in runs if key in meta]
-    return sum(values) if values else None

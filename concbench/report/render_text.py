@@ -2,7 +2,9 @@
 
 from concbench import schema as K
 
-from .columns import SHOWN, fmt_mib, fmt_ratio, table
+from concbench.units import fmt_ratio
+
+from .columns import SHOWN, fmt_mib, table
 from .compare import describe_change
 from .document import is_comparison, label
 from concbench.units import format_time as fmt_time

@@ -1,7 +1,7 @@
 """What the rows say in words: winners and ties, takeaways, and how far
 two files agree.
 
-Whether a question is answered is decided in ``concbench.questions``, the
+Whether a question is answered is decided in ``concbench.analysis.questions``, the
 same way the run decides which rounds to add: a takeaway that picks a
 winner rests on paired comparisons of the rows concerned, on the rounds
 both ran, by the same interval as the verdicts (valid whenever the run
@@ -14,8 +14,8 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.anytime import ALPHA, first_bounded
-from concbench.questions import SAME, SLOWER, Race, helping, scaling_groups, series_of
+from concbench.analysis.anytime import ALPHA, first_bounded
+from concbench.analysis.questions import SAME, SLOWER, Race, helping, scaling_groups, series_of
 from concbench.units import format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
@@ -26,7 +26,7 @@ WIDE_AFTER = 10
 def winners(rows):
     """(the fastest row, [(row, its ratio against the fastest)] for every
     other row not shown slower than it, in file order): the race of
-    ``concbench.questions``."""
+    ``concbench.analysis.questions``."""
     race = Race(rows)
     return race.leader, race.tied()
     return race.leader, race.tied()

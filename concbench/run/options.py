@@ -10,8 +10,8 @@ import argparse
 import re
 
 from concbench import workloads
-from concbench.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
-from concbench.schedule import PAIRINGS
+from concbench.run.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
+from concbench.run.schedule import PAIRINGS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).

@@ -1,7 +1,7 @@
 """Paired speedups with intervals valid at any stopping time, their
 verdicts, and the unpaired comparison of two files.
 
-A run's speedups are looked at after every round (``concbench.anytime``
+A run's speedups are looked at after every round (``concbench.analysis.anytime``
 holds their intervals); two files are compared once, when both are done,
 with the two-sample Student interval that pyperf's compare_to applies.
 """
@@ -9,7 +9,7 @@ with the two-sample Student interval that pyperf's compare_to applies.
 import math
 import statistics
 
-from concbench import anytime
+from concbench.analysis import anytime
 
 # Two-tailed 95% critical values of Student's t for 1 to 30 degrees of
 # freedom, then a few steps towards the normal distribution's 1.96.

@@ -2,7 +2,7 @@
 worker runs.
 
 After each round the master reads the file as the report will
-(``concbench.questions``): each row's verdict, each workload's fastest
+(``concbench.analysis.questions``): each row's verdict, each workload's fastest
 model, the best worker counts, where more workers stopped helping. Each
 added round runs only what an open question needs: a row's benchmark (with
 its reference where it pairs by round), the leader of a race and the rows
@@ -19,34 +19,16 @@ answered or nothing open fits in the time left (``--max-time``).
 
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
-(``concbench.anytime``). How many values each worker runs, and whether it
-warms up, is ``concbench.calibration``'s.
+(``concbench.analysis.anytime``). How many values each worker runs, and whether it
+warms up, is ``concbench.run.calibration``'s.
 """
 
 import time
 
-from concbench import calibration
-from concbench.progress import format_duration, say
-from concbench.questions import all_questions
-from concbench.schedule import BY_ROUND, IN_WORKER, NONE
-
-
-class Plan:
-    """Whether this run adds rounds, and within what budget."""
-
-    def __init__(self, max_time=None, precision=None):
-        self.max_time = max_time
-        self.precision = precision
-
-    @property
-    def adaptive(self):
-        return self.max_time is not None
-
-    def describe(self):
-        target = ("every speedup decided and within +-%g%%" % self.precision
-                  if self.precision else "every question answered")
-        return "then rounds until %s, within %s in all" % (
-            target, format_duration(self.max_time))
+from concbench.run import calibration
+from concbench.run.progress import format_duration, say
+from concbench.analysis.questions import all_questions
+from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
 
 
 def runs_needed(row, other):
@@ -162,7 +144,7 @@ class Allocation:
         """Read the file after a round: the questions, what was answered
         since the last reading (said on the console), and each benchmark's
         next worker."""
-        from concbench.report.rows import build_rows
+        from concbench.analysis.rows import build_rows
 
         if suite is None:
             return

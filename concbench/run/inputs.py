@@ -19,7 +19,7 @@ import tempfile
 
 def make_folder():
     """The run's folder (the master's), removed when the master ends."""
-    from concbench.cleanup import on_exit
+    from concbench.run.cleanup import on_exit
 
     folder = tempfile.mkdtemp(prefix="concbench-inputs-")
     on_exit(lambda: shutil.rmtree(folder, ignore_errors=True))

@@ -39,7 +39,7 @@ import pyperf
 from concbench import schema
 
 # How a benchmark's batches pair with the reference's (its ``pairing``).
-IN_WORKER, BY_ROUND, NONE = "worker", "round", "none"
+IN_WORKER, BY_ROUND, NONE = schema.IN_WORKER, schema.BY_ROUND, schema.NONE
 # --pairing: auto picks per workload kind (PAIRED_KINDS pair in the worker).
 PAIRINGS = ("auto", IN_WORKER, BY_ROUND)
 PAIRED_KINDS = ("cpu",)

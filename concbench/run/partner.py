@@ -115,10 +115,10 @@ def _serve(connection, bench, prepared, parent):
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
-        from concbench.lifeline import follow
+        from concbench.run.lifeline import follow
         follow(parent)
-        from concbench.batches import watched_run
-        from concbench.figures import BatchProbe
+        from concbench.run.batch import watched_run
+        from concbench.run.record import BatchProbe
 
         # The worker's sampler is the worker's: this process starts its own.
         BatchProbe._sampler = None
@@ -155,7 +155,7 @@ def _serve(connection, bench, prepared, parent):
     except BaseException:
         status = 1
     finally:
-        from concbench.figures import BatchProbe
+        from concbench.run.record import BatchProbe
         if BatchProbe._sampler is not None:     # exit skips atexit: reap it here
             BatchProbe._sampler.close()
         os._exit(status)

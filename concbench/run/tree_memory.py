@@ -1,16 +1,9 @@
-"""The memory sampler: a process that watches a pyperf worker's process tree.
-
-``python -m concbench.sampler --sample PID`` answers each ``start`` and
-``stop`` line on stdin with one line of figures (method, memory, threads,
-processes, samples) about PID and all its descendants, sampled in between.
-It is a process of its own so that sampling never competes for the GIL with
-the threads being measured. It sums PSS over the tree: PSS splits each
-shared page between the processes sharing it, so forked pool workers are not
-counted several times for the pages they share, as summed RSS would.
-"""
+"""How much memory, how many threads and processes a process tree holds:
+PSS summed over the tree from /proc on Linux (each shared page split
+between the processes sharing it), psutil's figures elsewhere. Read by the
+memory sampler (``concbench.run.sampler``), a process of its own."""
 
 import os
-import select
 import sys
 import time
 
@@ -117,7 +110,7 @@ class TreeMemory:
     Between ``begin`` and ``lost``, every process seen is remembered with
     its parent: one that is gone by the end, and whose parent was neither
     the root nor still in the tree, was not reaped by a process whose CPU
-    counters the worker reads (``concbench.figures``), so the batch's CPU
+    counters the worker reads (``concbench.run.record``), so the batch's CPU
     is incomplete. A process whose parent is not the root has its context
     switches read at every sample: once its parent (a forkserver) reaps it,
     no counter the worker can read keeps them.
@@ -127,7 +120,7 @@ class TreeMemory:
         self.root = root
         self.exclude = exclude
         # The process that runs the reference's batches beside the worker's
-        # (concbench.partner), forked from it: left out of the tree, but the
+        # (concbench.run.partner), forked from it: left out of the tree, but the
         # half of the pages it shares with the worker that its PSS holds is
         # the worker's, and counted as such.
         self.partner, self.partner_shared = partner, 0
@@ -281,90 +274,4 @@ def choose_method(pid):
 
 
 # The answer to "start" and "stop", one line: written here, read by
-# concbench.figures.Sampler.
-ANSWER = ("method", "memory", "threads", "processes", "samples", "lost",
-          "voluntary", "involuntary")
-
-
-def format_answer(method, figures, samples, missed, reaped):
-    """figures: (memory, threads, processes); reaped: context switches
-    (voluntary, involuntary) of processes a descendant reaped."""
-    return " ".join([method] + ["%d" % value for value in (
-        tuple(figures) + (samples, missed) + tuple(reaped))]) + "\n"
-
-
-def parse_answer(line):
-    fields = dict(zip(ANSWER, line.split()))
-    answer = {name: int(fields[name]) for name in ANSWER[1:6]}
-    answer["method"] = fields["method"]
-    answer["reaped_switches"] = (int(fields["voluntary"]), int(fields["involuntary"]))
-    return answer
-
-
-def sampler_main(root, partner=None):
-    """Answer each 'start' and 'stop' line with one line of figures.
-
-    Between a start and a stop, sample every 5 ms for the first 50 ms (short
-    batches), then every 10 ms (20 ms where only psutil is available); the
-    start and stop samples read PSS in full. The stop line ends with the
-    number of processes seen that the worker's CPU counters may have missed
-    (always 0 where only psutil is available: it cannot tell), then the
-    context switches of processes reaped outside the worker's reach.
-    """
-    method = choose_method(root)
-    exclude = {os.getpid()} | ({partner} if partner else set())
-    if method == "pss":
-        tree = TreeMemory(root, exclude, partner)
-        sample, interval = tree.sample, 0.01
-        begin, lost, switches = tree.begin, tree.lost, tree.reaped_switches
-    else:
-        def sample(force=False):
-            return sample_tree_psutil(root, exclude, method)
-        interval = 0.02
-        begin, lost, switches = (lambda: None), (lambda: 0), (lambda: (0, 0))
-    stdin = sys.stdin
-
-    def reply(figures, samples, missed=0, reaped=(0, 0)):
-        sys.stdout.write(format_answer(method, figures, samples, missed, reaped))
-        sys.stdout.flush()
-
-    while True:
-        line = stdin.readline()
-        if not line or line.strip() != "start":
-            return
-        begin()
-        peak = sample(force=True)
-        reply(peak, 1)
-        samples = 1
-        started = time.monotonic()
-        while not select.select([stdin], [], [], interval if time.monotonic()
-                                - started > 0.05 else min(interval, 0.005))[0]:
-            peak = [max(p, f) for p, f in zip(peak, sample())]
-            samples += 1
-        command = stdin.readline().strip()
-        peak = [max(p, f) for p, f in zip(peak, sample(force=True))]
-        reply(peak, samples + 1, lost(), switches())
-        if command != "stop":
-            return
-
-
-if __name__ == "__main__":
-    if len(sys.argv) in (3, 5) and sys.argv[1] == "--sample" and (
-            len(sys.argv) == 3 or sys.argv[3] == "--partner"):
-        import signal
-        # Ctrl-C reaches the whole process group: the worker decides, and
-        # the sampler ends when the worker closes its pipe.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        from concbench.lifeline import follow
-        # It ends when the process that started it (the worker it samples)
-        # does, even one killed outright; were that one gone already, the
-        # pipe it reads is at its end.
-        follow(os.getppid())
-        try:
-            sampler_main(int(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) == 5 else None)
-        except BrokenPipeError:     # the worker is gone; so is its reader
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    else:
-        print("usage: python -m concbench.sampler --sample PID [--partner PID]",
-              file=sys.stderr)
-        sys.exit(2)
+# concbench.run.record.Sampler.

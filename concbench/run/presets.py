@@ -10,15 +10,15 @@ a model family may add models to every workload of a preset (its
 Runner settings: each value is one whole batch (tens of milliseconds to
 seconds), so pyperf's loop calibration is pointless (loops=1), and one warm-up
 per worker absorbs first-call costs (imports, lazy pools). These are the
-first round's: a worker paired with the reference (``concbench.schedule``)
+first round's: a worker paired with the reference (``concbench.run.schedule``)
 runs ``values`` pairs after its warm-up pair, one paired by round, and the
 reference's own, ``round_values`` values. From the next round on, what the
-run measured sizes each worker (``concbench.calibration``: the pairs that
+run measured sizes each worker (``concbench.run.calibration``: the pairs that
 answer its open question soonest, a warm-up only where the first batch is
 slower). -n and -w set every count.
 
 ``max_time`` is the preset's budget for the whole run: after its rounds,
-further rounds run only for what is still open (``concbench.allocation``),
+further rounds run only for what is still open (``concbench.run.allocation``),
 while the budget allows. So the default preset starts with two rounds, and
 the time goes to the rows that need more. A scenario reproduces an
 experiment with its own run counts and adds none unless asked.

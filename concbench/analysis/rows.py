@@ -11,13 +11,12 @@ import os
 import statistics
 
 from concbench import schema as K
-from concbench.stats import half_width, imprecise, paired_ratio
+from concbench.analysis.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
 
 from . import latencies, pairs
-from .environment import usual_gil
-from .load import across_runs, run_figures
+from .runs import across_runs, run_figures, usual_gil
 
 # What a model states of itself in the metadata (models.base.Model.metadata);
 # a file without them (from an older bench.py) gets no ideal time.

@@ -3,7 +3,7 @@ open-loop rows that did not keep up with their arrival rate, and what a
 rate sweep says of each model (``concbench.latency`` records them)."""
 
 from concbench import schema as K
-from concbench.latency import Histogram
+from concbench.histogram import Histogram
 from concbench.units import format_time
 
 # The percentiles of a row's latency curve (the page's chart, JSON).
@@ -59,8 +59,10 @@ def bound_of(rows, given=None):
 
 def sweep_lines(groups, bound=None):
     """One line per workload run at several arrival rates: for each model,
-    the highest rate it kept up with at a p99 within the bound, and the
-    knee, the first rate at which it no longer did."""
+    the highest rate it kept up with at a p99 within the bound, every lower
+    rate too, and the knee, the first rate at which it no longer did; the
+    higher rates it kept up with again after the knee (a noisy machine's
+    slow moment) are named, not counted."""
     sweeps = {}
     for rows in groups.values():
         for row in rows:
@@ -76,14 +78,20 @@ def sweep_lines(groups, bound=None):
         limit = bound_of([row for found in by_model.values() for _, row in found], bound)
         parts = []
         for model, found in by_model.items():
-            held, knee = None, None
+            held, knee, again = None, None, []
             for rate, row in sorted(found, key=lambda pair: pair[0]):
                 if not overloaded(row) and row.latency.percentile(99) <= limit:
-                    held = rate
+                    if knee is None:
+                        held = rate
+                    else:
+                        again.append("%g/s" % rate)
                 elif knee is None:
                     knee = rate
+            notes = ["knee %g/s" % knee] if knee else []
+            if again:
+                notes.append("kept up again at " + ", ".join(again))
             parts.append("%s %s%s" % (model, "%g/s" % held if held else "none",
-                                      " (knee %g/s)" % knee if knee else ""))
+                                      " (%s)" % "; ".join(notes) if notes else ""))
         lines.append("rate sweep %s at %s/s: the highest rate kept up with a p99 "
                      "within %s: %s" % (base, ", ".join("%g" % r for r in rates),
                                         format_time(limit), "; ".join(parts)))

@@ -9,6 +9,15 @@ import time
 from concbench.thresholds import unstable_reasons
 from concbench.units import format_time
 
+# The command's name in its messages: "concbench run" when run as that.
+PROG = "bench.py"
+
+
+def fail(message, status=2):
+    """Bad input or a check that failed: one line on stderr, then exit."""
+    print("%s: error: %s" % (PROG, message), file=sys.stderr)
+    sys.exit(status)
+
 
 def format_duration(seconds):
     seconds = int(round(seconds))

@@ -4,11 +4,11 @@ pyperf creates a hook instance for the warm-up phase and another for the
 values phase of each worker process, enters it around every value and calls
 ``teardown(metadata)`` at the end of the phase; the values phase comes last,
 so the run's metadata describes the timed values, not the warm-ups. The timed
-function (``concbench.batches``) finds the phase's hook as
-``RunFigures.current``, brackets each batch with a ``BatchProbe`` and adds
-the checked batch's figures with ``add_batch``.
+function (``concbench.run.worker``, each batch in ``concbench.run.batch``)
+finds the phase's hook as ``RunFigures.current``, brackets each batch with a
+``BatchProbe`` and adds the checked batch's figures with ``add_batch``.
 
-Memory is sampled by a separate process (``concbench.sampler``), not by a
+Memory is sampled by a separate process (``concbench.run.sampler``), not by a
 thread of the worker, which would compete for the GIL with the threads being
 measured. CPU and context switches come from the kernel's own counters, read
 before and after each batch outside the timed region.
@@ -23,7 +23,7 @@ import sys
 import time
 
 from concbench import IMPORT_ROOT, schema
-from concbench import sampler as sampler_protocol
+from concbench.run import sampler as sampler_protocol
 from concbench.thresholds import server_busy
 
 HOOK_NAME = "concbench"
@@ -209,7 +209,7 @@ class BatchProbe:
 
     def __init__(self, partner=None):
         """``partner``: the pid of the process that runs the reference's
-        batches beside this worker's (``concbench.partner``): not part of
+        batches beside this worker's (``concbench.run.partner``): not part of
         the model's tree."""
         sampler = BatchProbe._sampler
         if sampler is None or not sampler.alive():
@@ -244,14 +244,14 @@ class BatchProbe:
 # -- the memory sampler's client --------------------------------------------------
 
 class Sampler:
-    """Drives ``python -m concbench.sampler --sample PID`` over a pipe."""
+    """Drives ``python -m concbench.run.sampler --sample PID`` over a pipe."""
 
     def __init__(self, pid, partner=None):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "concbench.sampler", "--sample", str(pid)]
+            [sys.executable, "-m", "concbench.run.sampler", "--sample", str(pid)]
             + (["--partner", str(partner)] if partner else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
             bufsize=1)

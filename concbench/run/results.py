@@ -5,7 +5,7 @@ import time
 
 import pyperf
 
-from concbench.cleanup import signals_held
+from concbench.run.cleanup import signals_held
 
 
 class OutputError(Exception):

@@ -3,21 +3,22 @@ rounds added while questions are open.
 
 pyperf starts one worker per task (``Runner.bench_time_func``); the master
 files each task's run under the benchmark's real name with its round
-(``concbench.schedule``), tells each worker how many values and warm-ups
-to run (``concbench.calibration``, through pyperf's own -n and -w), and
+(``concbench.run.schedule``), tells each worker how many values and warm-ups
+to run (``concbench.run.calibration``, through pyperf's own -n and -w), and
 after the preset's rounds hands the rest of the budget to
-``concbench.allocation``.
+``concbench.run.allocation``.
 """
 
 import contextlib
 import io
 import time
 
-from concbench.allocation import Allocation, Plan, add_rounds
-from concbench.batches import time_batches
-from concbench.cleanup import stop_if_signalled
-from concbench.progress import Progress, say, unstable_summary
-from concbench.schedule import filed, next_round, parse_extra, schedule, task_name
+from concbench.run.allocation import Allocation, add_rounds
+from concbench.run.plan import Plan
+from concbench.run.worker import time_batches
+from concbench.run.cleanup import stop_if_signalled
+from concbench.run.progress import Progress, say, unstable_summary
+from concbench.run.schedule import filed, next_round, parse_extra, schedule, task_name
 
 
 class TaskFailed(Exception):
@@ -83,8 +84,8 @@ def run_matrix(runner, args, matrix, results, gil_check):
 
 def control_summary(suite):
     """What the A/A controls say of the run, as the report's header says it."""
-    from concbench.report.environment import control_lines
-    from concbench.report.rows import build_rows
+    from concbench.analysis.controls import control_lines
+    from concbench.analysis.rows import build_rows
 
     if suite is None:
         return []
@@ -128,7 +129,7 @@ class Master:
 
     def sizes(self, bench):
         """(values, warm-ups) of ``bench``'s next worker: what the run
-        measured of it decides (``concbench.calibration``), else the
+        measured of it decides (``concbench.run.calibration``), else the
         preset's (values for a worker paired with the reference, one value
         otherwise); -n and -w win."""
         values, warmups = self.default[bench.partner is not None]
@@ -168,7 +169,7 @@ class Master:
         """Run one added round of the benchmarks ``indexes``; ``extra``: every
         added round so far, this one included, which workers started from
         now on must register too."""
-        from concbench.schedule import format_extra, round_tasks
+        from concbench.run.schedule import format_extra, round_tasks
 
         self.args.extra_rounds = self.runner.args.extra_rounds = format_extra(extra)
         rounds = self.args.rounds + len(extra) - 1

@@ -1,6 +1,6 @@
 """How a row's speedup pairs its batches with the reference's, per round:
 from its worker's own pairs (pairing "worker": the reference's batches ran
-beside its own, ``concbench.schedule``), or from the reference's run of the
+beside its own, ``concbench.run.schedule``), or from the reference's run of the
 same round; and how far apart in time the paired batches ran."""
 
 import datetime
@@ -8,7 +8,7 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.stats import ratio_of, verdict, within_floor
+from concbench.analysis.stats import ratio_of, verdict, within_floor
 
 
 def in_worker(pairing, timed_runs):

@@ -31,11 +31,11 @@ was shown slower.
 import math
 import statistics
 
-from concbench import anytime
+from concbench.analysis import anytime
 from concbench import schema as K
-from concbench.questions import MOST_ROUNDS
-from concbench.schedule import IN_WORKER
-from concbench.stats import mean, stdev
+from concbench.analysis.comparisons import MOST_ROUNDS
+from concbench.run.schedule import IN_WORKER
+from concbench.analysis.stats import mean, stdev
 
 # The share of a worker's time its timed batches should at least take
 # (its warm-ups are not timed): paired in its worker, and paired by round

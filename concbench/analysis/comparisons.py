@@ -1,0 +1,138 @@
+"""One comparison between two rows, on the rounds both ran: its interval,
+whether it is still open, how many rounds it is likely to need, and the
+``Question`` a user reads of it. The questions of a run
+(``concbench.analysis.questions``) are made of these."""
+
+import math
+
+from concbench.analysis import anytime
+from concbench.schema import BY_ROUND, NONE
+from concbench.analysis.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio,
+                                      stdev, verdict)
+
+# More workers "helped" when they saved this share of the time or more.
+HELPED = 1 / SAME_BAND[0]
+
+
+# No estimate beyond this many rounds: a question that needs more is hopeless.
+MOST_ROUNDS = 200
+
+
+def compare(row, other, comparisons=1):
+    """row's time / other's time, per round they share, at 95% /
+    ``comparisons``. Rows paired by round (and the reference) compare their
+    own runs of the same round, so that a round needs no run of the
+    reference; rows paired in their worker compare their speedups, each
+    read from the worker's own pairs."""
+    alpha = anytime.ALPHA / max(1, comparisons)
+    if _by_round(row) and _by_round(other):
+        return paired_ratio(row.by_round, other.by_round, alpha)
+    mine, theirs = row.speedups(), other.speedups()
+    if mine is None and theirs is None:
+        return None
+    if mine is None:
+        mine = dict.fromkeys(theirs, 1.0)
+    if theirs is None:
+        theirs = dict.fromkeys(mine, 1.0)
+    floor = joint_floor(getattr(row, "within_floor", None),
+                        getattr(other, "within_floor", None))
+    return paired_ratio(theirs, mine, alpha, floor)
+
+
+def _by_round(row):
+    return row.pairing in (BY_ROUND, NONE) and row.by_round
+
+
+def is_open(ratio, precision=None):
+    """Whether a row whose speedup is ``ratio`` still needs rounds:
+    undecided, or wider than +-``precision`` percent. A row within the
+    precision whose interval still straddles 1 or an end of the "same"
+    band (0.99x [0.94-1.03]) has answered nothing yet: it stays open."""
+    if verdict(ratio) == "undecided":
+        return True
+    return precision is not None and imprecise(ratio, precision)
+
+
+def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
+    """How many rounds in all a comparison is likely to need, if its
+    per-round log ratios ``logs`` keep their mean and spread: the least n
+    whose confidence sequence's half-width (at 1 - ``alpha``) is below
+    ``room(mean)``, the distance from the mean to the nearest answer. The
+    spread of two rounds says too little to give one up: below three, one
+    more. ``floor``: the least spread, as the interval takes it."""
+    count = len(logs)
+    if count < 3:
+        return count + 1
+    spread = max(stdev(logs), floor or 0.0)
+    target = room(mean(logs))
+    if spread == 0:
+        return max(count, anytime.first_bounded(alpha))
+    if target <= 0:
+        return MOST_ROUNDS
+    return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
+
+
+def verdict_room(mean):
+    """Faster or slower: the interval clear of 1; the same: inside the band."""
+    return max(abs(mean), min(math.log(SAME_BAND[1]) - mean, mean - math.log(SAME_BAND[0])))
+
+
+def precision_room(precision):
+    return lambda mean: math.log(1 + precision / 100.0)
+
+
+def race_room(mean):
+    """Another row against the leader (log of its time over the leader's):
+    shown slower, or shown no more than 5% faster, whichever is nearer."""
+    return mean - math.log(SAME_BAND[0])
+
+
+def step_room(mean):
+    """A step of a worker-count series (log of fewer workers' time over
+    more's): clear of saving 5%, either way."""
+    return abs(mean - math.log(HELPED))
+
+
+class Question:
+    """One thing a user reads from the run: ``kind`` ("row", "control",
+    "fastest", "count" or "helping"), the ``workload``, a ``topic`` as the
+    report words it, whether it is ``answered``, and while open, the rows a
+    round of it must run (``rows``: as pairs needing both, with the
+    reference implied by each row's pairing), the rounds its comparisons
+    share so far and the rounds they are likely to need in all."""
+
+    def __init__(self, kind, workload, topic, answered, rows=(), rounds=0,
+                 needed=0, pairs=(), room=0.0, alpha=anytime.ALPHA):
+        self.kind, self.workload, self.topic = kind, workload, topic
+        self.answered = answered
+        self.rows = list(rows)
+        self.rounds, self.needed = rounds, needed
+        self.pairs = list(pairs)    # (row, other) comparisons still open
+        # A race's open comparisons, each a question of its own to run.
+        self.parts = []
+        # The half-width (log) its nearest answer needs, at level 1 - alpha.
+        self.room, self.alpha = room, alpha
+
+    @property
+    def label(self):
+        return self.topic if self.kind in ("row", "control") else \
+            "%s: %s" % (self.workload, self.topic)
+
+    def __repr__(self):
+        return "Question(%s, %s, %d/%d)" % (
+            self.label, "answered" if self.answered else "open", self.rounds, self.needed)
+
+
+def row_question(row, precision=None, kind="row"):
+    """A row's verdict against its reference (under --precision, also its
+    interval's width)."""
+    answered = not is_open(row.ratio, precision)
+    logs = [math.log(x) for x in row.round_ratios()]
+    needed = rounds_needed(logs, verdict_room, floor=row.within_floor)
+    room = verdict_room(mean(logs)) if logs else 0.0
+    if precision:
+        needed = max(needed, rounds_needed(logs, precision_room(precision),
+                                           floor=row.within_floor))
+        room = min(room, precision_room(precision)(0.0)) if logs else 0.0
+    return Question(kind, row.workload, row.name, answered, [row], len(logs), needed,
+                    room=room)

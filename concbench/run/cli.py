@@ -1,0 +1,142 @@
+"""bench.py: the matrix of workloads x models under one pyperf Runner.
+
+The master process checks everything it can before the first benchmark
+(options, output file, descriptors, servers), starts what stands in for a
+server the user did not name, then lets pyperf run each benchmark in its
+worker processes. Each worker re-executes bench.py, builds the same matrix,
+and prepares only the benchmark pyperf selected for it.
+"""
+
+import os
+import signal
+import sys
+
+import pyperf
+
+from concbench.plugins import PluginError, add_workload_module
+from concbench.run import inputs, progress
+from concbench.run.checks import open_results, provide_services
+from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
+                                   stop_descendants)
+from concbench.run.lifeline import follow
+from concbench.run.master import TaskFailed, kept_note, run_matrix
+from concbench.run.matrix import MatrixError, build_matrix
+from concbench.run.options import (add_options, forward_options, preset_from_argv,
+                                   workload_module_from_argv)
+from concbench.run.plan import check_plan, plan_rounds, processes_given
+from concbench.run.presets import PRESETS
+from concbench.run.progress import fail, say
+from concbench.run.results import OutputError, check_output
+from concbench.run.suite import (enable_run_figures, expected_gil, force_gil, suite_metadata,
+                                 warn_gil)
+from concbench.servers import raise_nofile_limit
+
+
+def make_runner(program_args=None):
+    """``program_args``: how pyperf's workers run this program (None: the
+    script itself, sys.argv[0])."""
+    preset = preset_from_argv(sys.argv[1:])
+    runner = pyperf.Runner(loops=1, add_cmdline_args=forward_options,
+                           program_args=program_args, **preset["runner"])
+    runner.argparser.prog = progress.PROG
+    runner.argparser.error = fail
+    try:
+        module = workload_module_from_argv(sys.argv[1:])
+        if module:
+            add_workload_module(module)
+        add_options(runner.argparser)
+    except PluginError as exc:
+        fail(str(exc))
+    except RuntimeError as exc:     # two workloads declare one option differently
+        fail(str(exc))
+    return runner
+
+
+def argument_parser(prog="bench.py"):
+    """bench.py's whole parser, pyperf's options with ours: what --help
+    prints, and what the documentation's option reference is made from."""
+    runner = make_runner()
+    runner.argparser.prog = prog
+    return runner.argparser
+
+
+def matrix_or_fail(args, left_out=None):
+    try:
+        return build_matrix(args, left_out)
+    except MatrixError as exc:
+        fail(str(exc))
+
+
+def main(prog="bench.py", program_args=None):
+    progress.PROG = prog
+    opened = []     # the results file, once it is open
+    try:
+        run_bench(program_args, opened)
+    except TaskFailed as exc:
+        fail(str(exc), status=exc.status)
+    except (KeyboardInterrupt, Stopped) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        if "--worker" not in sys.argv:      # the master speaks for its workers
+            print("%s: stopped by %s%s" % (progress.PROG, signal.Signals(signum).name,
+                                           kept_note(opened[0] if opened else None)),
+                  file=sys.stderr, flush=True)
+        sys.exit(128 + signum)
+
+
+def run_bench(program_args, opened):
+    runner = make_runner(program_args)
+    args = runner.argparser.parse_args()
+    if args.worker:
+        # A worker ends with the master that started it, however it ends.
+        follow(args.master_pid)
+    args.fixed_rounds = processes_given(sys.argv[1:])
+    hard_limit = raise_nofile_limit()
+    force_gil(args)
+    check_plan(args)
+    if not args.worker:
+        try:
+            check_output(args)
+        except OutputError as exc:
+            fail(str(exc))
+    left_out = []
+    matrix = matrix_or_fail(args, left_out)
+    if args.list:
+        for bench in matrix:
+            print(bench.name)
+        for line in left_out:
+            print("# " + line, file=sys.stderr)
+        return
+    if not matrix:
+        fail("the selection is empty%s" % "".join("; " + line for line in left_out))
+
+    results = None if args.worker else open_results(args, matrix, hard_limit)
+    opened.append(results)
+    if not args.worker:     # every check passed: say what will not run
+        for line in left_out:
+            say("%s: %s" % (progress.PROG, line))
+    runner.parse_args()
+    plan_rounds(runner, args)
+    if not args.no_run_figures:
+        enable_run_figures(runner.args)
+    if not args.worker:
+        runner.args.master_pid = os.getpid()    # for the workers it starts
+        args.inputs_folder = runner.args.inputs_folder = inputs.make_folder()
+        adopt_orphans()
+        exit_on_signals()
+        on_exit(stop_descendants)
+        # Written by ResultsFile, not by pyperf.
+        runner.args.output = runner.args.append = None
+        provided = provide_services(args, matrix)
+        if provided:
+            # Workers receive the values through forward_options.
+            for param, value in provided.items():
+                setattr(args, param, value)
+                setattr(runner.args, param, value)
+            matrix = matrix_or_fail(args)
+    runner.metadata.update(suite_metadata(args))
+    scaled = PRESETS[args.preset].get("scaled")
+    if scaled and not args.worker:
+        print("%s: scaled down on purpose: %s" % (args.preset, scaled),
+              file=sys.stderr, flush=True)
+    expected = expected_gil(args)
+    run_matrix(runner, args, matrix, results, lambda run: warn_gil(run, expected))
