@@ -266,15 +266,15 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     (about 15 s here) or the budget ends (a busy machine's 5 ms sleeps can
     keep the control from "the same" for minutes); whatever is decided is the
     truth (threads-2 twice and asyncio four times as fast as sequential)."""
-    proc = run_bench(SLEEP + ["-p", "1", "--max-time", "30s", "-o", "a.json"], tmp_path)
+    proc = run_bench(SLEEP + ["-p", "1", "--max-time", "20s", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "then rounds until every question answered, within 30s in all" in proc.stderr
+    assert "then rounds until every question answered, within 20s in all" in proc.stderr
     # The threads-2 and asyncio rows and the control, and the fastest.
     assert "round 2 (added): open: 3 rows; fastest in sleep; " in proc.stderr
     assert "every question is answered after" in proc.stderr or \
-        "time budget (30s) spent after" in proc.stderr, proc.stderr
+        "time budget (20s) spent after" in proc.stderr, proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
-    assert suite.get_metadata()["max_time_s"] == 30
+    assert suite.get_metadata()["max_time_s"] == 20
     rounds = found["sleep/sequential"]
     # Every row runs in rounds 1 and 2; an added round that only a race
     # between two other rows needs may run without the reference.
