@@ -48,10 +48,13 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
     report = run(["-m", "concbench.report", "r.json", "--format", "json"], tmp_path)
     rows = {row["benchmark"]: row for row in
             json.loads(report.stdout)["workloads"]["rotate"]["rows"]}
-    # Each pool process does sequential's rotations and pickles them too:
-    # the least CPU per item, the ideal's, is sequential's (an undercounted
-    # forkserver pool made it the forkserver's).
-    assert rows["rotate/sequential"]["ideal_from"] == "sequential", rows
+    # Each forkserver process does sequential's rotations, pickles them and
+    # imports what a forked one inherits: an undercounted forkserver pool
+    # made the least CPU per item, the ideal's, its own. (Which of the
+    # others has the least varies: sequential's main thread pays page
+    # faults for Pillow's buffers that a pool process's may not.)
+    assert rows["rotate/sequential"]["ideal_from"] != \
+        "processes-2-chunk-4-forkserver", rows
 
 
 # Run in a process of its own: the pool's helpers (a forkserver, the
