@@ -3,7 +3,6 @@ the rows of both the run (what is still open) and the report."""
 
 import statistics
 
-from concbench import schema
 from concbench import schema as K
 
 
@@ -15,7 +14,7 @@ def run_figures(bench):
 def across_runs(runs, key):
     """A run key's value for a benchmark, combined over its runs as the
     schema says (``Key.runs``)."""
-    return sum_of(runs, key) if key.runs.startswith(schema.TOTAL) else median_of(runs, key)
+    return sum_of(runs, key) if key.runs.startswith(K.TOTAL) else median_of(runs, key)
 
 
 def median_of(runs, key):
