@@ -67,7 +67,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "error: $(PYTHON) is older than Python 3.10; run make PYTHON=python3.X" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	@# --no-compile: each module compiles when first imported, not all here.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
 		-c constraints.txt -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 

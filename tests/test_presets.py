@@ -23,7 +23,7 @@ from conftest import run, run_bench
 # on CPU work) would only spend the budget on a row that cannot be decided.
 SELECTIONS = [["--workload", "rotate,encode", "--model", "sequential,threads-2"],
               ["--workload", "sleep", "--model", "sequential,threads-2,asyncio"]]
-RUNNER = ["-p", "2", "-n", "1", "-w", "1", "--quiet", "--max-time", "10s",
+RUNNER = ["-p", "2", "-n", "1", "-w", "1", "--quiet", "--max-time", "6s",
           "--no-control"]
 
 
