@@ -150,6 +150,24 @@ def test_questions_likely_to_be_answered_go_first_within_the_budget():
     assert allocation.choose(cheap[1:], cost, 3.5, joined)[1] == {"w/a", "w/b", "w/control"}
 
 
+def test_a_spent_budget_says_what_the_open_questions_would_need():
+    """Round after round, the benchmarks of the questions that still need
+    one: 2 rounds of a and b (3 s), then 3 more of c alone (6 s); a
+    question that no 200 rounds would answer is named, not counted."""
+    still = [Q("ab", 3, 5, ["w/a", "w/b"]), Q("c", 3, 8, ["w/c"])]
+    cost = {"w/a": 1.0, "w/b": 0.5, "w/c": 2.0}.get
+    assert allocation.still_needs(still, cost) == (2 * 3.5 + 3 * 2.0, [])
+    # The controls a round brings along count in every round.
+    joined = lambda names: names | {"w/control"}
+    cost = {"w/a": 1.0, "w/b": 0.5, "w/c": 2.0, "w/control": 1.0}.get
+    assert allocation.still_needs(still, cost, joined)[0] == 2 * 4.5 + 3 * 3.0
+    hopeless = still + [Q("hopeless", 3, comparisons.MOST_ROUNDS, ["w/d"])]
+    assert allocation.still_needs(hopeless, cost)[1] == ["hopeless"]
+    assert allocation.more_needed(hopeless, cost, lambda names: names, 300.0) == (
+        "at their spreads the others would need about 13s more (--max-time 6m); "
+        "hopeless would need more than 200 rounds")
+
+
 def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     """A race of a leader, a row far behind it and one close to it, after 3
     rounds: the far one needs a round or two more to be shown slower, the
@@ -314,6 +332,8 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "time budget (8s) spent after" in proc.stderr
     assert "still open: " in proc.stderr
+    # Rows that no 200 rounds would decide to within 0.001%.
+    assert "would need more than 200 rounds" in proc.stderr, proc.stderr
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
     # The preset's two rounds always run; whether an added one fits in the

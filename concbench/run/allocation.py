@@ -23,8 +23,10 @@ keeps the 95% because every interval is a confidence sequence
 warms up, is ``concbench.run.calibration``'s.
 """
 
+import math
 import time
 
+from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run import calibration
 from concbench.run.progress import format_duration, say
 from concbench.analysis.questions import all_questions
@@ -199,8 +201,9 @@ def add_rounds(master, allocation):
         cost = allocation.cost(master.took_by_name())
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
         if not chosen:
-            say("time budget (%s) spent after %d rounds: still open: %s" % (
-                format_duration(plan.max_time), rounds, describe(still)))
+            say("time budget (%s) spent after %d rounds: still open: %s; %s" % (
+                format_duration(plan.max_time), rounds, describe(still),
+                more_needed(still, cost, allocation.joined, elapsed)))
             return
         indexes = sorted(master.order[name] for name in names if name in master.order)
         extra.append(indexes)
@@ -209,6 +212,38 @@ def add_rounds(master, allocation):
                                format_duration(spent), format_duration(max(0, remaining)),
                                format_duration(plan.max_time)))
         master.add_round(indexes, extra)
+
+
+def still_needs(still, cost, joined=lambda names: names):
+    """(seconds, hopeless): what the rounds the open questions are likely
+    to need would take if their spreads held, round after round the
+    benchmarks of those that still need one (``cost``, ``joined`` as in
+    ``choose``); hopeless: the labels of those no number of rounds up to
+    MOST_ROUNDS would answer at their spread."""
+    pieces = [part for question in still for part in (question.parts or [question])]
+    hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
+    more = [(max(1, piece.needed - piece.rounds), members(piece)) for piece in pieces
+            if piece.needed < MOST_ROUNDS]
+    seconds = 0.0
+    for number in range(1, max((count for count, _ in more), default=0) + 1):
+        names = set().union(*[names for count, names in more if count >= number])
+        seconds += sum(cost(name) for name in joined(names))
+    return seconds, hopeless
+
+
+def more_needed(still, cost, joined, elapsed):
+    """'at their spreads they would need about 14m10s more (--max-time
+    23m)': what a user can give a run that answers them (its first rounds
+    as this one, then theirs)."""
+    seconds, hopeless = still_needs(still, cost, joined)
+    found = []
+    if seconds:
+        found.append("at their spreads %s would need about %s more (--max-time %s)" % (
+            "the others" if hopeless else "they", format_duration(seconds),
+            "%dm" % math.ceil((elapsed + seconds) / 60)))
+    if hopeless:
+        found.append("%s would need more than %d rounds" % ("; ".join(hopeless), MOST_ROUNDS))
+    return "; ".join(found)
 
 
 def describe(still):
