@@ -64,10 +64,13 @@ def test_no_finding_is_the_opposite_of_the_truth(both, preset):
     models (measured in docs/figures.md; a decision itself is tested on
     inputs of known truth, tests/test_adaptive.py)."""
     found = rows(both, preset + ".json")
-    # Pillow releases the GIL: threads run rotations in parallel (1.8x on
-    # 2 cores).
-    assert found["rotate/threads-2"]["verdict"] in ("faster", "undecided"), \
-        found["rotate/threads-2"]
+    # Pillow releases the GIL: threads run rotations in parallel (1.7x on
+    # 2 cores). A suite busy beside it on the other core leaves it one, and
+    # then it can be slower than sequential (0.90x decided, in a full run of
+    # the suite here): the truth is the cores it got, which its figures say.
+    rotate = found["rotate/threads-2"]
+    if rotate["cpu_cores"] >= 1.5:
+        assert rotate["verdict"] in ("faster", "undecided"), rotate
     # Waiting: one event loop beats two threads (set by the latencies).
     high, low = (found["sleep/asyncio"]["speedup_ci_high"],
                  found["sleep/threads-2"]["speedup_ci_low"])
