@@ -80,6 +80,12 @@ def with_controls(names, groups, controls):
     return found
 
 
+def parts_of(still):
+    """The open questions as the allocation runs them: a race as its
+    comparisons still open (``Question.parts``), any other whole."""
+    return [part for question in still for part in (question.parts or [question])]
+
+
 def choose(still, cost, remaining, joined=lambda names: names):
     """The open questions to run in the next round, within ``remaining``
     seconds: those likely to be answered within the budget, the cheapest
@@ -94,7 +100,7 @@ def choose(still, cost, remaining, joined=lambda names: names):
         return max(1, question.needed - question.rounds) * sum(
             cost(name) for name in joined(members(question)))
 
-    pieces = [part for question in still for part in (question.parts or [question])]
+    pieces = parts_of(still)
     ranked = sorted(pieces, key=lambda q: (to_answer(q), q.needed - q.rounds, q.label))
     chosen, names, spent = [], set(), 0.0
 
@@ -220,7 +226,7 @@ def still_needs(still, cost, joined=lambda names: names):
     benchmarks of those that still need one (``cost``, ``joined`` as in
     ``choose``); hopeless: the labels of those no number of rounds up to
     MOST_ROUNDS would answer at their spread."""
-    pieces = [part for question in still for part in (question.parts or [question])]
+    pieces = parts_of(still)
     hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
     more = [(max(1, piece.needed - piece.rounds), members(piece)) for piece in pieces
             if piece.needed < MOST_ROUNDS]
