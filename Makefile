@@ -48,8 +48,10 @@ scenario: $(STAMP)
 		--keep-earlier -o $(RESULTS)/$(NAME).json $(BENCH_ARGS)
 	$(BIN)/python report.py $(RESULTS)/$(NAME).json
 
+# The tests' tox environments (tests/test_versions.py, test_interpreters.py)
+# take the free-threaded wheels from FIND_LINKS too, as `make versions` does.
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)") $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The reference pages (docs/, Sphinx and MyST): warnings, broken links and
 # references are errors. The option reference and the metadata keys are made

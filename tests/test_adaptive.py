@@ -376,7 +376,7 @@ def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path
                        "--items", "200", "-p", "1", "-n", "1", "-w", "0", "--quiet",
                        "--no-control", "-o", "x.json"], tmp_path)
     assert first.returncode == 0, first.stderr
-    more = run_bench(SLEEP + ["-p", "1", "--max-time", "5m", "--no-control",
+    more = run_bench(SLEEP + ["-p", "1", "--max-time", "10s", "--no-control",
                               "--append", "x.json"], tmp_path)
     assert more.returncode == 0, more.stderr
     assert "round 2 (added)" in more.stderr, more.stderr

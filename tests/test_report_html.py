@@ -86,8 +86,14 @@ def page_and_document(tmp_path, *files):
     return Page(page.read_text(encoding="utf-8")), document, page
 
 
-def test_every_table_number_matches_the_json_document(tmp_path):
-    page, document, path = page_and_document(tmp_path, SMALL)
+@pytest.fixture(scope="module")
+def small_page(tmp_path_factory):
+    """SMALL's page, drawn once for the tests that only read it."""
+    return page_and_document(tmp_path_factory.mktemp("small"), SMALL)
+
+
+def test_every_table_number_matches_the_json_document(small_page):
+    page, document, path = small_page
     rows = [row for entry in document["workloads"].values() for row in entry["rows"]]
     body = [cells for table in page.tables for cells in table if cells]
     assert len(body) == len(rows) == 21
@@ -108,7 +114,7 @@ def test_every_table_number_matches_the_json_document(tmp_path):
     assert ">1x<" in text or ">1x</text>" in text
 
 
-def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
+def test_the_page_shows_what_pyperf_reads_of_the_file(small_page):
     """The page's numbers against ones computed here from the file with
     pyperf's own API, not by the renderer's code: each benchmark's mean and
     items per second; its speedup, the geometric mean over its rounds of the
@@ -118,7 +124,7 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
     import math
     import statistics
 
-    page, _, _ = page_and_document(tmp_path, SMALL)
+    page, _, _ = small_page
     suite = pyperf.BenchmarkSuite.load(SMALL)
 
     def medians(bench):
@@ -169,8 +175,8 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(tmp_path):
         assert row["speedup"][0].startswith("%.2fx" % speedup), (name, row["speedup"])
 
 
-def test_the_page_stands_alone_and_carries_its_files(tmp_path):
-    page, document, path = page_and_document(tmp_path, SMALL)
+def test_the_page_stands_alone_and_carries_its_files(tmp_path, small_page):
+    page, document, path = small_page
     # No server, no network: nothing fetched from anywhere.
     assert all(link in ("#",) for link in page.links), page.links
     assert "<link" not in path.read_text() and "src=" not in path.read_text()
