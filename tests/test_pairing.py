@@ -45,9 +45,13 @@ def test_each_model_run_carries_the_reference_batches_beside_its_own(paired):
             partner = [float(x) for x in meta["paired_reference_s"].split()]
             # One reference batch per value, each a real (checked) batch of
             # the same work: the same order of magnitude as the reference's own.
+            # A busy machine can stall one batch (a throttled CPU once made a
+            # 12 ms batch 63 ms), never speed it up: no batch is less work,
+            # and their median is not more.
             assert len(partner) == len(run_.values) == 4
             own = statistics.median(benches["encode/sequential"].get_values())
-            assert all(own / 5 < x < own * 5 for x in partner), (partner, own)
+            assert all(own / 5 < x for x in partner), (partner, own)
+            assert statistics.median(partner) < own * 5, (partner, own)
             # Neighbours: the pair's second batch starts one batch after the first.
             assert 0 < meta["pair_gap_s"] < 10 * max(partner + list(run_.values))
             assert meta["paired_reference_failures"] == 0
