@@ -50,7 +50,7 @@ async def await_in_turn(async_fn, items, sampler=None):
         append(await function(item))
         stamp_end(clock())
     if sampler is not None:
-        sampler.learn(len(results), ends[-1] - ends[0])
+        sampler.learn_from_ends(ends)
     return StampedResults(results, lambda: zip(ends, islice(ends, 1, None)))
 
 

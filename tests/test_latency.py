@@ -400,6 +400,25 @@ def test_the_sampler_times_every_item_unless_items_are_cheap():
     edge = Sampler()
     edge.learn(0, 1.0)
     assert edge.every == 1 and edge.gaps is None
+    assert edge.learn_from_ends([5.0]) is None and not edge.learnt
+
+
+def test_a_stall_in_the_first_batch_does_not_make_cheap_items_look_dear():
+    """A serial loop's 2,000 items of 2.5 us, one of them stalled 50 ms (a
+    throttled CPU): their mean, 27.5 us, is past the 20 us below which a
+    clock read costs more than the budget, so that every item would be
+    timed for good; the median gap is the items' own cost."""
+    from concbench.sampling import Sampler
+
+    ends = [1.0 + 2.5e-6 * n for n in range(2001)]
+    ends[1000:] = [end + 0.05 for end in ends[1000:]]
+    stalled = Sampler()
+    stalled.learn_from_ends(ends)
+    assert stalled.every == 64 and stalled.gaps is not None
+    # Every item as dear as the stall made their mean: every one timed.
+    dear = Sampler()
+    dear.learn_from_ends([1.0 + 27.5e-6 * n for n in range(2001)])
+    assert dear.every == 1 and dear.gaps is None
 
 
 def test_sampled_items_fall_at_random_so_a_periodic_cost_keeps_its_share():
