@@ -97,7 +97,7 @@ class Sampler:
         good. (A pool's items end together, a thread's beside another's:
         their gaps are not their cost, and a pool learns from its batch's
         time.)"""
-        gaps = sorted(b - a for a, b in zip(ends, ends[1:]))
+        gaps = [b - a for a, b in zip(ends, ends[1:])]
         if gaps:
             self.learn(len(gaps), len(gaps) * statistics.median(gaps))
 
