@@ -14,8 +14,9 @@ endif
 # (its shims hide the versions that are not global), free-threaded ones
 # included, the newest patch release of a version first (3.13.5 before 3.13.0). FIND_LINKS: a folder of wheels built for a free-threaded Python
 # whose packages publish none (by default the one kept beside the checkout
-# for CPython 3.13t, if there is one; pip also reads PIP_FIND_LINKS).
-FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(wildcard $(abspath ../shared/python/wheels-cp313t)))
+# for CPython 3.13t, if there is one), besides any the environment's
+# PIP_FIND_LINKS already names (pip reads a list separated by spaces).
+FIND_LINKS ?= $(sort $(PIP_FIND_LINKS) $(wildcard $(abspath ../shared/python/wheels-cp313t)))
 PYENV_DIRS := $(shell ls -d $(or $(PYENV_ROOT),$(HOME)/.pyenv)/versions/3.*/bin 2>/dev/null)
 # A free-threaded build also installs python3.X: GIL builds come first.
 PYENV_BINS := $(shell printf '%s\n' $(PYENV_DIRS) | grep -v 't/bin$$' | sort -rV) \
