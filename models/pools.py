@@ -3,6 +3,8 @@ a pool fresh per batch, as a script makes one, or one reused by every batch
 of a worker, made outside the timed region; its items mapped one at a time
 or in chunks, their results received as each task's come back."""
 
+import time
+
 from concbench import schema
 from concbench.latency import Stamped, arrived, is_stamped, receive, receive_each
 
@@ -106,6 +108,12 @@ class PoolModel(Model):
     def open(self):
         if self.lifetime == "reuse":
             self._pool = self.new_pool()
+            # Executors start a worker as a task finds none idle: a reused
+            # pool's would start on the first batch's clock. A task per
+            # worker, each holding its worker for 50 ms, starts them all.
+            for task in [self._pool.submit(time.sleep, 0.05)
+                         for _ in range(self.parallelism)]:
+                task.result()
 
     def close(self):
         if self._pool is not None:

@@ -7,6 +7,7 @@ every version). Items and results travel between processes by pickling, a
 cost this model really has.
 """
 
+import importlib
 import multiprocessing
 import os
 import sys
@@ -21,6 +22,11 @@ from .base import ModelError, positive
 from .pools import PoolModel
 
 DEFAULT_START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+# The module that starts a pool's processes, by start method.
+POPEN = {"fork": "multiprocessing.popen_fork",
+         "forkserver": "multiprocessing.popen_forkserver",
+         "spawn": ("multiprocessing.popen_spawn_posix" if os.name == "posix"
+                   else "multiprocessing.popen_spawn_win32")}
 
 
 class Processes(PoolModel):
@@ -72,6 +78,22 @@ class Processes(PoolModel):
         meta.update({schema.PROCESSES: self.nprocesses,
                      schema.START_METHOD: self.start_method})
         return meta
+
+    def open(self):
+        """What the first pool of a program sets up once, and no later pool
+        pays, is set up here, outside the timed batches: the modules of its
+        locks and of its start method (3.5 ms on the first batch's clock),
+        the forkserver's server and spawn's resource tracker (processes
+        that outlive every pool of this worker). A reused pool starts here."""
+        importlib.import_module("multiprocessing.synchronize")
+        importlib.import_module(POPEN[self.start_method])
+        if self.start_method == "forkserver":
+            from multiprocessing import forkserver
+            forkserver.ensure_running()
+        elif self.start_method == "spawn" and os.name == "posix":
+            from multiprocessing import resource_tracker
+            resource_tracker.ensure_running()
+        super().open()
 
     def new_pool(self):
         context = multiprocessing.get_context(self.start_method)

@@ -1,6 +1,10 @@
 """Every workload under every model family returns a verified result."""
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +36,19 @@ MODELS = [
     "hybrid-2",
     "hybrid-5-uvloop",
 ]
+
+
+FIRST_BATCH = str(Path(__file__).with_name("first_batch.py"))
+
+
+def imported_by_a_first_batch(workload_name, model_name, params):
+    """The modules a fresh worker's first timed batch imports, and the
+    processes it starts that outlive it (first_batch.py)."""
+    proc = subprocess.run([sys.executable, FIRST_BATCH, workload_name, model_name,
+                           json.dumps(params)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
 
 
 def make(workload_name):
@@ -182,3 +199,18 @@ def test_concurrent_models_overlap_io(model_name):
 def test_malformed_model_names(name, message):
     with pytest.raises(models.ModelError, match=message):
         models.parse(name)
+
+
+@pytest.mark.parametrize("model_name", [
+    "sequential", "threads-2", "threads-3-reuse", "processes-2-chunk-2",
+    "processes-2-chunk-2-reuse", "processes-2-chunk-2-forkserver",
+    "processes-3-chunk-1-reuse-spawn",
+    "processes-1-chunk-3-spawn", "asyncio", "uvloop", "uvloop-serial", "hybrid-2-uvloop"])
+def test_a_first_batch_imports_nothing(model_name):
+    """What only a worker's first batch would do is done before the batches:
+    uvloop's import, a process pool's lock and start modules, the
+    forkserver's server, spawn's resource tracker, a reused pool's workers
+    (on the first batch's clock, 3 to 30 ms that no later batch pays, and a
+    warm-up kept for it)."""
+    assert imported_by_a_first_batch("sleep", model_name, TINY["sleep"]) == {
+        "modules": [], "processes": []}
