@@ -38,6 +38,8 @@ class Model:
     # whether items run in other processes than the one that prepared them.
     item_side = "sync"
     runs_in_subprocesses = False
+    # The kind of event loop an async model runs its items on.
+    loop = "asyncio"
     # True for the model every other model of a workload is compared with.
     is_reference = False
     # Where an item's latency starts (concbench.latency): "item", its own
@@ -122,6 +124,22 @@ class Model:
 
     def open(self):
         """Create what outlives a batch (a reused pool); not timed."""
+
+    def prime(self, sync_fn, async_fn, item):
+        """One item of this model's side, after open() and the workload's
+        open(), untimed and unchecked: what a library does on its first call
+        only (aiohttp's import, 0.1 s; anyio under httpx; netrc under
+        requests; the IDNA codec) is then on no batch's clock, as it is on
+        no batch's but the first of a worker. Items that run in other
+        processes are left to them: a forked pool inherits open()'s imports,
+        and an item run here would hold this process's own connection."""
+        if self.runs_in_subprocesses:
+            return
+        if self.item_side == "sync":
+            sync_fn(item)
+            return
+        from .loops import run_on_new_loop
+        run_on_new_loop(self.loop, async_fn, lambda: async_fn(item))
 
     def close(self):
         """Release what open() created."""

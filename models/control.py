@@ -82,5 +82,8 @@ class Control(Model):
     def close(self):
         self.reference.close()
 
+    def prime(self, sync_fn, async_fn, item):
+        self.reference.prime(sync_fn, async_fn, item)
+
     def run(self, sync_fn, async_fn, items, clock=None):
         return self.reference.run(sync_fn, async_fn, items, clock)

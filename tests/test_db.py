@@ -24,6 +24,7 @@ from concbench.models.base import BatchClock
 from concbench.workloads import db
 from concbench.workloads.drivers import db_async, db_connect
 from concbench.workloads.base import CheckError
+from test_workloads_models import imported_by_a_first_batch
 
 LOCAL_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 URLS = {
@@ -135,6 +136,18 @@ def test_every_driver_verified(engine, driver, model_name):
     summary, _, _ = run_batch(model_name, db_url=url, db_driver=driver,
                               db_connections="pooled", items=6, latency_ms=1.0)
     assert summary == {"items": 6, "failures": 0}
+
+
+@pytest.mark.parametrize("engine,driver", [(e, d) for e in DRIVERS for d in DRIVERS[e]])
+@pytest.mark.parametrize("model_name", ["threads-2", "asyncio"])
+def test_a_first_batch_imports_no_driver(engine, driver, model_name):
+    """Every item connecting in the batch: the first connection must not
+    import the model's driver on the first batch's clock."""
+    url = server_url(engine)
+    found = imported_by_a_first_batch("db", model_name, {
+        "db_url": url, "db_driver": driver, "db_connections": "per-item",
+        "items": 4, "latency_ms": 0.0})
+    assert found == {"modules": [], "processes": []}
 
 
 def test_a_wrong_row_is_caught():

@@ -16,6 +16,7 @@ from concbench import models
 from concbench import workloads
 from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
 from concbench.servers.process import LocalServer
+from test_workloads_models import imported_by_a_first_batch
 
 
 def get(url, timeout=10):
@@ -159,6 +160,18 @@ def test_keepalive_off_opens_a_connection_per_request(server, model_name):
     assert summary["failures"] == 0 and summary["bytes_in"] == 90
 
 
+@pytest.mark.parametrize("client", ["requests+aiohttp", "httpx"])
+@pytest.mark.parametrize("model_name", ["sequential", "threads-2", "asyncio", "hybrid-2"])
+def test_a_first_batch_imports_no_client_library(server, client, model_name):
+    """The model's client library is imported before the batches: on the
+    first batch's clock aiohttp's import made it 5 times as long as the
+    next ones (0.1 s against 19 ms)."""
+    found = imported_by_a_first_batch("http", model_name, {
+        "server_url": server, "endpoint": "work", "http_client": client,
+        "items": 4, "latency_ms": 0.0})
+    assert found == {"modules": [], "processes": []}
+
+
 @pytest.fixture(scope="module", params=["granian", "aiohttp"])
 def faulty_server(request):
     """The load server on granian, and on aiohttp.web (where granian has no
@@ -284,7 +297,8 @@ def test_external_faulty_server_failures_reach_the_json(tmp_path, faulty_server)
     assert proc.returncode == 0, proc.stderr
     import pyperf
     run = pyperf.Benchmark.load(str(tmp_path / "f.json")).get_runs()[0]
-    status, dropped = expected_faults(first, 40)
+    # The worker sent one request before its batch (Model.prime), untimed.
+    status, dropped = expected_faults(first + 1, 40)
     assert run.get_metadata()["failures"] == status + dropped
 
 

@@ -33,6 +33,7 @@ each count as one failed item.
 """
 
 import functools
+import importlib
 import os
 import random
 
@@ -133,7 +134,11 @@ class Db(Workload):
 
     def open(self, model):
         """Pooled sequential and thread models get their connections here,
-        before the batches (process pools open theirs in their workers)."""
+        before the batches (process pools open theirs in their workers).
+        The model's driver is imported here too, not by the first timed
+        connection."""
+        importlib.import_module(self.sync_driver if model.item_side == "sync"
+                                else self.async_driver)
         if (not self.pooled or model.item_side != "sync"
                 or model.runs_in_subprocesses):
             return

@@ -113,6 +113,8 @@ class Bench:
                 model.open()
                 atexit.register(model.close)
                 self.workload.open(model)
+                if items:
+                    model.prime(sync_fn, async_fn, items[0])
             atexit.register(self.workload.close)
             self._prepared = (items, reference, sync_fn, async_fn)
         return self._prepared

@@ -129,6 +129,9 @@ def _serve(connection, bench, prepared, parent):
         pin = single_threaded(model)
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's
+        items, _, sync_fn, async_fn = prepared
+        if items:
+            model.prime(sync_fn, async_fn, items[0])
         while True:
             try:
                 cpu = connection.recv()
