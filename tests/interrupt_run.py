@@ -69,7 +69,8 @@ def is_worker(cmdline):
 def pool_processes():
     """(process, its parent's command line) of a model's pool: children of
     a pyperf worker (a fork or spawn pool's), or of its forkserver, that are
-    not its memory sampler."""
+    not one of its helpers (its memory sampler, its forkserver, the resource
+    tracker: started before its batches)."""
     found = []
     for proc, cmdline in alive_descendants():
         try:
@@ -77,14 +78,25 @@ def pool_processes():
             above = " ".join(parent.cmdline()) if parent else ""
         except psutil.Error:
             continue
-        if "concbench.run.sampler" in cmdline or (FORKSERVER in cmdline and is_worker(above)):
-            continue    # a worker's sampler, or its forkserver
+        if is_helper(cmdline, above):
+            continue
         if is_worker(above) or FORKSERVER in above:
             found.append((proc, above))
     return found
 
 
 FORKSERVER = "forkserver import main"
+SAMPLER = "concbench.run.sampler"
+TRACKER = "resource_tracker import main"
+
+
+def is_helper(cmdline, above):
+    """Whether a process is one a worker starts besides its pools: its
+    memory sampler, and for a forkserver or spawn pool the forkserver and
+    the resource tracker (a forkserver pool's processes carry the
+    forkserver's command line: they are its children, not the worker's)."""
+    return (SAMPLER in cmdline or TRACKER in cmdline
+            or FORKSERVER in cmdline and is_worker(above))
 
 
 def writing(workdir):
@@ -165,11 +177,22 @@ def kill_a_worker(proc, signum):
 
 
 def stopped_worker():
-    """(a running pyperf worker with pool processes, its descendants)."""
+    """(a running pyperf worker whose sampler runs beside two or more other
+    processes of its own: its pool's, or its pool's and the copy of it that
+    runs the reference's batches; its descendants)."""
     for worker in [p for p, c in alive_descendants() if is_worker(c)]:
         if alive(worker):
             children = worker.children(recursive=True)
-            if len(children) >= 3:
+            named = []
+            for child in children:
+                try:
+                    parent = child.parent()
+                    named.append((" ".join(child.cmdline()),
+                                  " ".join(parent.cmdline()) if parent else ""))
+                except psutil.Error:
+                    named.append(("", ""))
+            if (any(SAMPLER in name for name, _ in named)
+                    and sum(not is_helper(name, above) for name, above in named) >= 2):
                 return worker, children
     return None
 
