@@ -286,9 +286,12 @@ def main(spec):
             "left": [c for _, c in left], "names": names, "invalid": invalid,
             "temporary": [n for n in os.listdir(workdir) if n.startswith(".out.json.")],
             "stderr_tail": err.strip().splitlines()[-3:],
-            # bench.py's own last words, or pyperf's for its master
-            "said": [line for line in err.splitlines() if line.startswith(
-                ("bench.py: stopped", "bench.py: error", "Benchmark interrupted"))]}
+            # bench.py's own last words, or pyperf's for its master: a worker
+            # the Ctrl-C caught as Python started writes "Fatal Python
+            # error: " and the rest of its line in pieces, and the master's
+            # line can land between them
+            "said": [line for line in err.splitlines() if any(words in line for words in (
+                "bench.py: stopped", "bench.py: error", "Benchmark interrupted"))]}
 
 
 if __name__ == "__main__":
