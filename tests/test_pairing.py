@@ -259,13 +259,14 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
     """The reference's batches, in the process forked beside the worker,
     run after the same probe and under a memory sampler of their own, as
     the model's do; a single-threaded model's worker stays on one CPU and
-    the reference's process goes to the same one."""
+    the reference's process goes to the same one, while both samplers keep
+    the CPUs their processes had before."""
     import os
 
     import psutil
 
     from concbench.run import batch, cell, worker
-    from concbench.run.record import RunFigures
+    from concbench.run.record import BatchProbe, RunFigures
     from concbench.models import parse
     from concbench.workloads.encode import Encode
 
@@ -291,11 +292,12 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
         samplers = [" ".join(child.cmdline()) for child in partner.children()]
         cpus = os.sched_getaffinity(0)
         partner_cpus = set(partner.cpu_affinity())
+        sampler_cpus = [set(child.cpu_affinity()) for child in partner.children()]
+        own_sampler_cpus = set(psutil.Process(BatchProbe._sampler.pid).cpu_affinity())
     finally:
         RunFigures.current = None
         os.sched_setaffinity(0, allowed)
         bench.partner_process.close()
-        from concbench.run.record import BatchProbe
         if BatchProbe._sampler is not None:
             BatchProbe._sampler.close()
             BatchProbe._sampler = None
@@ -305,6 +307,9 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
     assert samplers == ["%s -m concbench.run.sampler --sample %d" % (
         sys.executable, bench.partner_process.pid)]
     assert len(cpus) == 1 and partner_cpus == cpus
+    # The samplers keep the CPUs the processes had before: they read the
+    # tree every 5-10 ms during a batch, off the batch's CPU.
+    assert sampler_cpus == [allowed] and own_sampler_cpus == allowed
     assert len(recorder.figures()["paired_reference_s"].split()) == 3
 
 

@@ -21,6 +21,7 @@ import signal
 import sys
 
 from concbench import schema
+from concbench.run import pinning
 from concbench.workloads.base import CheckError
 
 
@@ -56,7 +57,7 @@ def pin_worker(model):
     try:
         if cpu not in os.sched_getaffinity(0):
             return None
-        os.sched_setaffinity(0, {cpu})
+        pinning.pin(cpu)
     except OSError:
         return None
     return cpu
@@ -139,7 +140,7 @@ def _serve(connection, bench, prepared, parent):
                 break
             if cpu is not None and pin:
                 try:
-                    os.sched_setaffinity(0, {cpu})
+                    pinning.pin(cpu)
                 except OSError:     # not allowed here: anywhere will do
                     pass
             try:

@@ -24,6 +24,7 @@ import time
 
 from concbench import IMPORT_ROOT, schema
 from concbench.run import sampler as sampler_protocol
+from concbench.run.pinning import release
 from concbench.thresholds import server_busy
 
 HOOK_NAME = "concbench"
@@ -256,6 +257,8 @@ class Sampler:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
             bufsize=1)
         self.pid = self.process.pid
+        # Not on the CPU a pinned worker's batches run on (concbench.run.pinning).
+        release(self.pid)
         atexit.register(self.close)
 
     def close(self):
