@@ -11,7 +11,7 @@ from concbench import schema
 from concbench.latency import StampedResults
 
 from .base import Model, positive
-from .loops import LoopBarrier, load, gather_items, run_on_new_loop
+from .loops import LoopBarrier, gather_items, run_on_new_loop
 
 
 class Hybrid(Model):
@@ -47,9 +47,6 @@ class Hybrid(Model):
 
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
-
-    def open(self):
-        load(self.loop)
 
     def _run_share(self, async_fn, share, barrier):
         try:

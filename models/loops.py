@@ -11,14 +11,6 @@ from concbench.latency import StampedResults, unwrapped
 from concbench.latency import clock as latency_clock
 
 
-def load(loop):
-    """Import the loop's module before the batches (a model's open()): on
-    the first batch's clock, uvloop's import cost 3 ms that no later batch
-    pays."""
-    if loop == "uvloop":
-        import uvloop   # noqa: F401
-
-
 def new_loop(loop):
     if loop == "uvloop":
         import uvloop

@@ -11,7 +11,7 @@ from concbench.latency import StampedResults, clock, unwrapped
 from concbench.sampling import Sampler, sampled_stamps
 
 from .base import Model
-from .loops import load, clock_callbacks, run_on_new_loop
+from .loops import clock_callbacks, run_on_new_loop
 from .pools import sampled_labels
 
 
@@ -86,9 +86,6 @@ class Serial(Model):
 
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
-
-    def open(self):
-        load(self.loop)
 
     def run(self, sync_fn, async_fn, items, clock=None):
         return run_on_new_loop(self.loop, async_fn,

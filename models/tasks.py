@@ -8,7 +8,7 @@ with a semaphore. Creating and closing the loop is inside the timed region.
 from concbench import schema
 
 from .base import Model, positive
-from .loops import load, clock_callbacks, gather_items, run_on_new_loop
+from .loops import clock_callbacks, gather_items, run_on_new_loop
 
 
 class Tasks(Model):
@@ -42,9 +42,6 @@ class Tasks(Model):
 
     def libraries(self):
         return ["uvloop"] if self.loop == "uvloop" else []
-
-    def open(self):
-        load(self.loop)
 
     def run(self, sync_fn, async_fn, items, clock=None):
         concurrency = min(len(items), self.limit or len(items))
