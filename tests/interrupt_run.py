@@ -157,7 +157,7 @@ def kill_a_worker(proc, signum):
             continue
         try:
             worker, children = found
-            names = [" ".join(c.cmdline()) for c in children]
+            names = [name for name, _ in named(children)]
             worker.send_signal(signum)
             killed = time.monotonic()
             running = children
@@ -179,22 +179,30 @@ def kill_a_worker(proc, signum):
 def stopped_worker():
     """(a running pyperf worker whose sampler runs beside two or more other
     processes of its own: its pool's, or its pool's and the copy of it that
-    runs the reference's batches; its descendants)."""
+    runs the reference's batches, or that copy running the model with its
+    pool; its descendants)."""
     for worker in [p for p, c in alive_descendants() if is_worker(c)]:
         if alive(worker):
             children = worker.children(recursive=True)
-            named = []
-            for child in children:
-                try:
-                    parent = child.parent()
-                    named.append((" ".join(child.cmdline()),
-                                  " ".join(parent.cmdline()) if parent else ""))
-                except psutil.Error:
-                    named.append(("", ""))
-            if (any(SAMPLER in name for name, _ in named)
-                    and sum(not is_helper(name, above) for name, above in named) >= 2):
+            names = named(children)
+            if (any(SAMPLER in name for name, _ in names)
+                    and sum(not is_helper(name, above) for name, above in names) >= 2):
                 return worker, children
     return None
+
+
+def named(children):
+    """[(command line, its parent's)] of ``children``; ("", "") for one
+    that ended meanwhile (a pool process not yet reaped is a zombie)."""
+    names = []
+    for child in children:
+        try:
+            parent = child.parent()
+            names.append((" ".join(child.cmdline()),
+                          " ".join(parent.cmdline()) if parent else ""))
+        except psutil.Error:
+            names.append(("", ""))
+    return names
 
 
 def alive(process):

@@ -313,6 +313,129 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
     assert len(recorder.figures()["paired_reference_s"].split()) == 3
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the reference's process is forked on Linux only")
+def test_the_model_runs_on_either_side_of_the_fork_by_round(paired):
+    """A process and its forked copy are not alike: the model runs in the
+    worker in even rounds and in the copy in odd ones, the reference on the
+    other side, and either way the run's figures are the model's alone."""
+    _, benches = runs_of(paired / "p.json")
+    for name in ("encode/control", "encode/asyncio-serial", "encode/threads-2"):
+        sides = {r.get_metadata()["round"]: r.get_metadata()["model_process"]
+                 for r in benches[name].get_runs()}
+        assert sides == {0: "worker", 1: "forked"}, (name, sides)
+    assert "model_process" not in benches["encode/sequential"].get_runs()[0] \
+        .get_metadata()
+    by_round = {r.get_metadata()["round"]: r.get_metadata()
+                for r in benches["encode/sequential"].get_runs()}
+    for run_ in benches["encode/control"].get_runs():
+        meta = run_.get_metadata()
+        alone = by_round[meta["round"]]
+        # The tree on either side holds the control's process, not the
+        # reference's beside it: about the memory and CPU per item of the
+        # reference's own worker, not twice as much.
+        assert 0.85 < meta["mem_tree_base"] / alone["mem_tree_base"] < 1.2, (meta, alone)
+        ratio = (meta["cpu_tree"] / meta["items"]) / (alone["cpu_tree"] / alone["items"])
+        assert 0.6 < ratio < 1.5, (meta["model_process"], ratio)
+
+
+SIDES = '''
+import os
+import threading
+import time
+
+from concbench.workloads.simple import workload
+
+
+def numbers(rnd, count):
+    return list(range(count))
+
+
+def in_the_copy():
+    """Whether this process was forked from a pyperf worker, not started
+    by bench.py's master."""
+    with open("/proc/%d/cmdline" % os.getppid(), "rb") as parent:
+        return b"--worker" in parent.read()
+
+
+@workload("sides", items=numbers, count=20)
+def item(number):
+    """Right in the main thread (the sequential reference), wrong in a
+    thread of the forked copy: SIDES_STALL makes it stall there instead."""
+    if threading.current_thread() is threading.main_thread() or not in_the_copy():
+        return number
+    stall = os.environ.get("SIDES_STALL")
+    if stall:
+        with open(stall, "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(60)
+    return -number
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the reference's process is forked on Linux only")
+def test_a_model_failing_in_the_forked_copy_fails_its_benchmark(tmp_path):
+    """Round 1 runs the model in the copy: its failed check ends the
+    benchmark as one in the worker does, the worker pyperf started exiting
+    with the copy's status."""
+    (tmp_path / "sides.py").write_text(SIDES)
+    proc = run_bench(["--workload-module", "sides.py", "--workload", "sides",
+                      "--model", "threads-2", "--pairing", "worker", "--no-control",
+                      "-p", "2", "-n", "2", "-w", "0", "-o", "s.json"], tmp_path)
+    err = proc.stderr
+    assert proc.returncode == 1, err
+    assert "ERROR: sides/threads-2: result check failed" in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("bench.py: error: benchmark sides/threads-2 failed"), last
+    assert "exit code 1" in last, last
+    _, benches = runs_of(tmp_path / "s.json")
+    # Round 0, the model in the worker, passed its checks.
+    assert [r.get_metadata()["model_process"]
+            for r in benches["sides/threads-2"].get_runs()] == ["worker"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the reference's process is forked on Linux only")
+def test_a_killed_forked_copy_is_reported_as_a_killed_worker(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import BENCH
+
+    def wait_until(predicate, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.05)
+        return False
+
+    (tmp_path / "sides.py").write_text(SIDES)
+    stall = tmp_path / "stalled"
+    env = dict(os.environ, SIDES_STALL=str(stall))
+    proc = subprocess.Popen(
+        [str(BENCH), "--workload-module", "sides.py", "--workload", "sides",
+         "--model", "threads-2", "--pairing", "worker", "--no-control", "-p", "2",
+         "-n", "2", "-w", "0", "--inherit-environ", "SIDES_STALL", "-o", "s.json"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: stall.exists() and stall.read_text(), 60), \
+            "the copy never ran the model"
+        os.kill(int(stall.read_text()), signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("bench.py: error: benchmark sides/threads-2 failed"), last
+    assert "exit code -9" in last, last
+
+
 FROZEN = """
 import gc, json
 from concbench.run import cell
@@ -322,9 +445,9 @@ from concbench.workloads.encode import Encode
 made = []
 real_partner = cell.Partner
 
-def partner(*args):
+def partner(*args, **kwargs):
     made.append(gc.get_freeze_count())
-    return real_partner(*args)
+    return real_partner(*args, **kwargs)
 
 cell.Partner = partner
 bench = cell.Bench(Encode(items=40), parse("threads-2-reuse"), "worker")

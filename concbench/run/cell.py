@@ -35,6 +35,9 @@ class Bench:
         self.overhead = overhead
         self._forms = None
         self.round = None   # the round this worker runs (set where it runs)
+        # Whether the model runs in the copy forked for the pairing and the
+        # reference in this process (concbench.run.partner; set where it runs).
+        self.model_forked = False
         # Set where it runs: the worker's warm-ups (pyperf's -w), the
         # batches run so far, and the reference's batches beside the
         # warm-ups (recorded with the first value: WARMUP_REFERENCE_S).
@@ -103,9 +106,11 @@ class Bench:
                 # in this process, alternating with it, the one difference
                 # being the recording.
                 if partner_supported() and not self.overhead:
-                    # Forked before the model opens or runs anything.
+                    # Forked before the model opens or runs anything; the
+                    # model runs on the side the worker's round gives it.
                     self.partner_process = Partner(
-                        self, (items, reference, sync_fn, async_fn))
+                        self, (items, reference, sync_fn, async_fn),
+                        forked=self.model_forked)
                     atexit.register(self.partner_process.close)
                 else:
                     models_here.append(self.partner.model)

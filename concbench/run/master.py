@@ -14,6 +14,7 @@ import io
 import time
 
 from concbench.run.allocation import Allocation, add_rounds
+from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
 from concbench.run.worker import time_batches
 from concbench.run.cleanup import stop_if_signalled
@@ -51,6 +52,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
             metadata = None
             if runs_here(runner.args, position):
                 bench.round = round_number
+                bench.model_forked = model_forked(round_number)
                 bench.warmups = runner.args.warmups or 0
                 bench.inputs = args.inputs_folder
                 metadata = bench.metadata()

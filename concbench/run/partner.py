@@ -14,6 +14,15 @@ results, and never sees the model. It runs a reference batch whenever the
 worker asks, strictly between the worker's own batches, and answers with
 its time. Where fork is not safe to use this way (outside Linux), the
 reference's batches run in the worker itself.
+
+Which of the two processes runs the model alternates from one round to the
+next (``model_forked``): in even rounds the model stays in the worker and
+the copy runs the reference, in odd rounds the copy runs the model and the
+worker the reference. A copy is not its parent's equal: on rotate, one
+worker's batches against its copy's differed by 1.7% (sd) from one worker
+to the next, beyond what their pairs spread, and over earlier runs the copy
+read 0.5% slower on average. On one side only, such a difference would be
+a bias of every row of a run; alternated, it is noise the interval carries.
 """
 
 import os
@@ -36,6 +45,13 @@ def current_cpu():
             return int(stat.read().rpartition(b")")[2].split()[36])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def model_forked(round_number):
+    """Whether the model runs in the forked copy (odd rounds) rather than
+    in the worker pyperf started; a run without rounds (pyperf's order)
+    takes the side from the worker's pid, odd or even."""
+    return (round_number if round_number is not None else os.getpid()) % 2 == 1
 
 
 def single_threaded(model):
@@ -68,19 +84,36 @@ class PartnerFailed(Exception):
 
 
 class Partner:
-    """The forked process that runs the reference's batches (``run``)."""
+    """The process that runs the reference's batches (``run``): the copy
+    forked from the worker, or with ``forked`` the worker itself while the
+    copy goes on as the worker (it runs the model, writes pyperf's values
+    and ends the run; the process pyperf started then exits with its
+    status)."""
 
-    def __init__(self, bench, prepared):
+    def __init__(self, bench, prepared, forked=False):
         from multiprocessing import Pipe
 
         ours, theirs = Pipe()
-        parent = os.getpid()
+        worker = os.getpid()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
+        self.forked = forked
+        if forked:
+            if pid != 0:
+                ours.close()
+                _serve(theirs, bench, prepared, copy=pid)   # never returns
+            theirs.close()
+            from concbench.run.lifeline import follow
+            from concbench.run.record import BatchProbe
+
+            follow(worker)
+            BatchProbe._sampler = None      # a sampler of the copy's own
+            self.pid, self.connection = worker, ours
+            return
         if pid == 0:
             ours.close()
-            _serve(theirs, bench, prepared, parent)    # never returns
+            _serve(theirs, bench, prepared, parent=worker)    # never returns
         theirs.close()
         self.pid, self.connection = pid, ours
 
@@ -104,15 +137,19 @@ class Partner:
             return
         self.connection.close()
         self.connection = None
+        if self.forked:     # the reference's process is this one's parent
+            return
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
 
 
-def _serve(connection, bench, prepared, parent):
+def _serve(connection, bench, prepared, parent=None, copy=None):
     """The partner's life: a reference batch per request, until the worker
-    closes the pipe or ends."""
+    closes the pipe or ends. ``parent``: the worker this copy was forked
+    from; ``copy``: the copy that goes on as the worker, whose status this
+    process exits with."""
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
@@ -145,8 +182,10 @@ def _serve(connection, bench, prepared, parent):
                     pass
             try:
                 # Watched as the worker's own batches are: probe, sampler,
-                # the workload's figures (``watched_run``).
-                seconds, counts, _, _, _ = watched_run(bench.partner, prepared)
+                # the workload's figures (``watched_run``). A copy running
+                # the model is the worker's tree, not this one's.
+                seconds, counts, _, _, _ = watched_run(bench.partner, prepared,
+                                                       partner=copy)
                 answer = ("ok", seconds, counts.get(schema.FAILURES, 0),
                           counts.get(schema.ITEMS, 0))
             except CheckError as exc:
@@ -162,4 +201,30 @@ def _serve(connection, bench, prepared, parent):
         from concbench.run.record import BatchProbe
         if BatchProbe._sampler is not None:     # exit skips atexit: reap it here
             BatchProbe._sampler.close()
+        if copy is not None:
+            _end_as(connection, copy)
         os._exit(status)
+
+
+def _end_as(connection, copy):
+    """Wait for the copy that went on as the worker, then end as it ended:
+    pyperf's master sees this process, not the copy. Closing the pipe first
+    lets a copy still asking for a batch fail with a message of its own."""
+    connection.close()
+    while True:
+        try:
+            _, status = os.waitpid(copy, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:    # killed by a signal: so is this process
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+        except (OSError, ValueError):   # SIGKILL, SIGSTOP: no handler to reset
+            pass
+        os.kill(os.getpid(), -code)
+        os._exit(128 - code)
+    os._exit(code)

@@ -70,6 +70,9 @@ def run_pair(bench, prepared):
             "%.6g" % each for each in bench.warmup_references)
         bench.warmup_references = []
     figures[schema.PAIRED_REFERENCE_S] = reference
+    if bench.partner_process is not None:
+        figures[schema.MODEL_PROCESS] = ("forked" if bench.partner_process.forked
+                                         else "worker")
     figures[schema.PAIR_GAP_S] = abs(second - first)
     figures[schema.PAIRED_REFERENCE_FAILURES] = failures
     return seconds, figures
