@@ -315,9 +315,9 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="the reference's process is forked on Linux only")
-def test_the_model_runs_on_either_side_of_the_fork_by_round(paired):
+def test_the_model_runs_on_either_side_of_the_fork_run_by_run(paired):
     """A process and its forked copy are not alike: the model runs in the
-    worker in even rounds and in the copy in odd ones, the reference on the
+    worker in a row's first run and in the copy in its second, the reference on the
     other side, and either way the run's figures are the model's alone."""
     _, benches = runs_of(paired / "p.json")
     for name in ("encode/control", "encode/asyncio-serial", "encode/threads-2"):
@@ -337,6 +337,23 @@ def test_the_model_runs_on_either_side_of_the_fork_by_round(paired):
         assert 0.85 < meta["mem_tree_base"] / alone["mem_tree_base"] < 1.2, (meta, alone)
         ratio = (meta["cpu_tree"] / meta["items"]) / (alone["cpu_tree"] / alone["items"])
         assert 0.6 < ratio < 1.5, (meta["model_process"], ratio)
+
+
+def test_a_rows_runs_alternate_sides_whichever_rounds_it_runs_in():
+    """Added rounds run only the rows with open questions: a row in every
+    other added round still has its model on each side of the fork in
+    turn."""
+    from concbench.run.partner import model_forked
+    from concbench.run.schedule import runs_before, schedule
+
+    tasks = schedule(3, 2, 7, extra=[[0, 1], [1], [0, 1], [1], [0, 2]])
+    earlier = runs_before(tasks)
+    for index in range(3):
+        sides = [model_forked(earlier[position])
+                 for position, (_, each) in enumerate(tasks) if each == index]
+        assert sides == [k % 2 == 1 for k in range(len(sides))], (index, sides)
+    rounds_of_0 = [round_ for round_, each in tasks if each == 0]
+    assert [round_ % 2 for round_ in rounds_of_0] != [k % 2 for k in range(len(rounds_of_0))]
 
 
 SIDES = '''

@@ -19,7 +19,8 @@ from concbench.run.plan import Plan
 from concbench.run.worker import time_batches
 from concbench.run.cleanup import stop_if_signalled
 from concbench.run.progress import Progress, say, unstable_summary
-from concbench.run.schedule import filed, next_round, parse_extra, schedule, task_name
+from concbench.run.schedule import (filed, next_round, parse_extra, runs_before, schedule,
+                                     task_name)
 
 
 class TaskFailed(Exception):
@@ -47,12 +48,15 @@ def run_matrix(runner, args, matrix, results, gil_check):
     if args.worker:
         # pyperf runs the task at this worker's position; the others are
         # registered only to count positions.
+        earlier = runs_before(tasks)
         for position, (round_number, index) in enumerate(tasks):
             bench = matrix[index]
             metadata = None
             if runs_here(runner.args, position):
                 bench.round = round_number
-                bench.model_forked = model_forked(round_number)
+                # Its own runs alternate sides, whichever rounds it runs in.
+                bench.model_forked = model_forked(
+                    None if round_number is None else earlier[position])
                 bench.warmups = runner.args.warmups or 0
                 bench.inputs = args.inputs_folder
                 metadata = bench.metadata()

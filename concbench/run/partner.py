@@ -15,10 +15,10 @@ worker asks, strictly between the worker's own batches, and answers with
 its time. Where fork is not safe to use this way (outside Linux), the
 reference's batches run in the worker itself.
 
-Which of the two processes runs the model alternates from one round to the
-next (``model_forked``): in even rounds the model stays in the worker and
-the copy runs the reference, in odd rounds the copy runs the model and the
-worker the reference. A copy is not its parent's equal: on rotate, one
+Which of the two processes runs the model alternates from one run of a
+benchmark to the next (``model_forked``): in its first run the model stays
+in the worker and the copy runs the reference, in its second the copy runs
+the model and the worker the reference, and so on. A copy is not its parent's equal: on rotate, one
 worker's batches against its copy's differed by 1.7% (sd) from one worker
 to the next, beyond what their pairs spread, and over earlier runs the copy
 read 0.5% slower on average. On one side only, such a difference would be
@@ -47,11 +47,14 @@ def current_cpu():
         return None
 
 
-def model_forked(round_number):
-    """Whether the model runs in the forked copy (odd rounds) rather than
-    in the worker pyperf started; a run without rounds (pyperf's order)
-    takes the side from the worker's pid, odd or even."""
-    return (round_number if round_number is not None else os.getpid()) % 2 == 1
+def model_forked(runs_before):
+    """Whether the model runs in the forked copy rather than in the worker
+    pyperf started: in every other run of its benchmark, ``runs_before``
+    being the runs of it the run's schedule holds before this one (an added
+    round may skip a benchmark, so the round's own number would not
+    alternate); in pyperf's order (None: the worker cannot tell its place),
+    by the worker's pid, odd or even."""
+    return (runs_before if runs_before is not None else os.getpid()) % 2 == 1
 
 
 def single_threaded(model):

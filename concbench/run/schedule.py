@@ -101,6 +101,16 @@ def parse_extra(text):
             for part in text.split("/")]
 
 
+def runs_before(tasks):
+    """For each task of a schedule, how many tasks of its benchmark come
+    before it."""
+    seen, counts = {}, []
+    for _, index in tasks:
+        counts.append(seen.get(index, 0))
+        seen[index] = counts[-1] + 1
+    return counts
+
+
 def task_name(name, round_number):
     return name if round_number is None else "%s@%d" % (name, round_number)
 
