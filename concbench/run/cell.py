@@ -107,7 +107,7 @@ class Bench:
                 # being the recording.
                 if partner_supported() and not self.overhead:
                     # Forked before the model opens or runs anything; the
-                    # model runs on the side the worker's round gives it.
+                    # model runs on the side this run of the row gives it.
                     self.partner_process = Partner(
                         self, (items, reference, sync_fn, async_fn),
                         forked=self.model_forked)

@@ -18,11 +18,12 @@ reference's batches run in the worker itself.
 Which of the two processes runs the model alternates from one run of a
 benchmark to the next (``model_forked``): in its first run the model stays
 in the worker and the copy runs the reference, in its second the copy runs
-the model and the worker the reference, and so on. A copy is not its parent's equal: on rotate, one
-worker's batches against its copy's differed by 1.7% (sd) from one worker
-to the next, beyond what their pairs spread, and over earlier runs the copy
-read 0.5% slower on average. On one side only, such a difference would be
-a bias of every row of a run; alternated, it is noise the interval carries.
+the model and the worker the reference, and so on. A copy is not its
+parent's equal: on rotate, one worker's batches against its copy's
+differed by 1.7% (sd) from one worker to the next, beyond what their pairs
+spread, and over earlier runs the copy read 0.5% slower on average. On one
+side only, such a difference would be a bias of every row of a run;
+alternated, it is noise the interval carries.
 """
 
 import os
