@@ -390,6 +390,65 @@ def item(number):
 '''
 
 
+LOPSIDED = '''
+import os
+import time
+
+from concbench.workloads.simple import workload
+
+_IN_THE_COPY = {}
+
+
+def numbers(rnd, count):
+    return list(range(count))
+
+
+def in_the_copy():
+    """Whether this process was forked from a pyperf worker (read once)."""
+    if os.getpid() not in _IN_THE_COPY:
+        with open("/proc/%d/cmdline" % os.getppid(), "rb") as parent:
+            _IN_THE_COPY[os.getpid()] = b"--worker" in parent.read()
+    return _IN_THE_COPY[os.getpid()]
+
+
+@workload("lopsided", items=numbers, count=16)
+def item(number):
+    """25% slower in a forked copy than in the worker it was forked from."""
+    time.sleep(0.0025 if in_the_copy() else 0.002)
+    return number
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the reference's process is forked on Linux only")
+def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
+    """A forked copy made 25% slower than its worker: the control, the
+    reference against itself, reads each run's lopsided ratio (the copy's
+    side slower), but its runs alternate sides and their speedup stays
+    near 1. With the model always in the worker it read 1.24x."""
+    (tmp_path / "lopsided.py").write_text(LOPSIDED)
+    proc = run_bench(["--workload-module", "lopsided.py", "--workload", "lopsided",
+                      "--model", "sequential", "-p", "4", "-n", "3", "-w", "0",
+                      "--quiet", "-o", "l.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    _, benches = runs_of(tmp_path / "l.json")
+    sides = {}
+    for run_ in benches["lopsided/control"].get_runs():
+        meta = run_.get_metadata()
+        partner = [float(x) for x in meta["paired_reference_s"].split()]
+        ratio = statistics.median(r / v for r, v in zip(partner, run_.values))
+        sides.setdefault(meta["model_process"], []).append(ratio)
+    # The reference's batch over the control's: slower in the copy.
+    assert all(ratio > 1.1 for ratio in sides.get("worker", ())), sides
+    assert all(ratio < 1 / 1.1 for ratio in sides.get("forked", ())), sides
+    proc = run([str(ROOT / "report.py"), "l.json", "--format", "json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    control = json.loads(proc.stdout)["workloads"]["lopsided"]["control"]
+    assert 0.9 < control["speedup"] < 1.1, (control, sides)
+    assert control["verdict"] in ("same", "undecided"), control
+    assert sorted(sides) == ["forked", "worker"] and len(sides["worker"]) == 2, sides
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="the reference's process is forked on Linux only")
 def test_a_model_failing_in_the_forked_copy_fails_its_benchmark(tmp_path):
