@@ -21,6 +21,14 @@ def runs_of(path):
     return suite, {bench.get_name(): bench for bench in suite.get_benchmarks()}
 
 
+def run_plugin(folder, name, source, *args):
+    """bench.py on the workload ``name``, from a module of that name
+    written to ``folder`` with ``source``."""
+    (folder / (name + ".py")).write_text(source)
+    return run_bench(["--workload-module", name + ".py", "--workload", name,
+                      *args], folder)
+
+
 @pytest.fixture(scope="module")
 def paired(tmp_path_factory):
     folder = tmp_path_factory.mktemp("paired")
@@ -232,10 +240,8 @@ def test_the_reference_never_sees_what_the_model_left_behind(tmp_path):
     """The reference's batches run in a copy of the worker forked before the
     model ran: its results do not change after the threads ran (they would
     fail their check if they ran in the worker itself)."""
-    (tmp_path / "leftovers.py").write_text(LEFTOVERS)
-    proc = run_bench(["--workload-module", "leftovers.py", "--workload", "leftovers",
-                      "--model", "sequential,threads-2", "-p", "2", "-n", "3", "-w", "1",
-                      "--quiet", "-o", "l.json"], tmp_path)
+    proc = run_plugin(tmp_path, "leftovers", LEFTOVERS, "--model", "sequential,threads-2",
+                      "-p", "2", "-n", "3", "-w", "1", "--quiet", "-o", "l.json")
     assert proc.returncode == 0, proc.stderr
     _, benches = runs_of(tmp_path / "l.json")
     for run_ in benches["leftovers/threads-2"].get_runs():
@@ -426,10 +432,8 @@ def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
     reference against itself, reads each run's lopsided ratio (the copy's
     side slower), but its runs alternate sides and their speedup stays
     near 1. With the model always in the worker it read 1.24x."""
-    (tmp_path / "lopsided.py").write_text(LOPSIDED)
-    proc = run_bench(["--workload-module", "lopsided.py", "--workload", "lopsided",
-                      "--model", "sequential", "-p", "4", "-n", "5", "-w", "0",
-                      "--quiet", "-o", "l.json"], tmp_path)
+    proc = run_plugin(tmp_path, "lopsided", LOPSIDED, "--model", "sequential",
+                      "-p", "4", "-n", "5", "-w", "0", "--quiet", "-o", "l.json")
     assert proc.returncode == 0, proc.stderr
     _, benches = runs_of(tmp_path / "l.json")
     sides = {}
@@ -456,10 +460,9 @@ def test_a_model_failing_in_the_forked_copy_fails_its_benchmark(tmp_path):
     """Round 1 runs the model in the copy: its failed check ends the
     benchmark as one in the worker does, the worker pyperf started exiting
     with the copy's status."""
-    (tmp_path / "sides.py").write_text(SIDES)
-    proc = run_bench(["--workload-module", "sides.py", "--workload", "sides",
-                      "--model", "threads-2", "--pairing", "worker", "--no-control",
-                      "-p", "2", "-n", "2", "-w", "0", "-o", "s.json"], tmp_path)
+    proc = run_plugin(tmp_path, "sides", SIDES, "--model", "threads-2", "--pairing",
+                      "worker", "--no-control", "-p", "2", "-n", "2", "-w", "0",
+                      "-o", "s.json")
     err = proc.stderr
     assert proc.returncode == 1, err
     assert "ERROR: sides/threads-2: result check failed" in err, err
