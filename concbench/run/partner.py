@@ -215,14 +215,10 @@ def _end_as(connection, copy):
     pyperf's master sees this process, not the copy. Closing the pipe first
     lets a copy still asking for a batch fail with a message of its own."""
     connection.close()
-    while True:
-        try:
-            _, status = os.waitpid(copy, 0)
-            break
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            os._exit(1)
+    try:
+        _, status = os.waitpid(copy, 0)     # retried on EINTR (PEP 475)
+    except ChildProcessError:
+        os._exit(1)
     code = os.waitstatus_to_exitcode(status)
     if code < 0:    # killed by a signal: so is this process
         try:
