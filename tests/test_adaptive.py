@@ -368,6 +368,45 @@ def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
     assert not Figures.of_row(row(0.2)).keeps_warmup()
 
 
+SLOW_PAIRS = '''
+import time
+
+from concbench.workloads.simple import workload
+
+
+@workload("slowpairs", items=lambda rnd, count: list(range(count)), count=9)
+def item(number):
+    """A batch of 0.45 s or more on any machine: a pair of 0.9 s or more."""
+    time.sleep(0.05)
+    return number
+'''
+
+
+def test_a_first_round_worker_runs_fewer_pairs_where_its_workloads_pairs_are_slow(tmp_path):
+    """The preset's three pairs, until a pair of the workload has taken so
+    long that three would not fit in 2.5 s; never fewer than two (the
+    spread within a worker, and whether the first pair is slower)."""
+    from concbench.run.calibration import first_values, pair_seconds
+
+    assert first_values(3, None) == 3 and first_values(3, 0.5) == 3
+    assert first_values(3, 0.9) == 2 and first_values(3, 4.0) == 2
+    assert first_values(6, 0.5) == 5 and first_values(2, 4.0) == 2
+    assert first_values(1, 4.0) == 1
+    (tmp_path / "slowpairs.py").write_text(SLOW_PAIRS)
+    proc = run_bench(["--workload-module", "slowpairs.py", "--workload", "slowpairs",
+                      "--model", "sequential,asyncio-serial", "-p", "1", "--quiet",
+                      "-o", "s.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "s.json"))
+    paired = sorted((run_.get_metadata()["date"], run_) for bench in suite.get_benchmarks()
+                    for run_ in bench.get_runs()
+                    if "paired_reference_s" in run_.get_metadata())
+    assert len(paired) == 2     # the control and asyncio-serial
+    (_, first), (_, second) = paired
+    assert len(first.values) == 3
+    assert pair_seconds(first) >= 0.9 and len(second.values) == 2
+
+
 def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path):
     """--append to a file whose earlier run left questions open (encode,
     one round): this run (sleep) adds rounds for its own questions only;

@@ -25,7 +25,8 @@ one of its batches varies by. In the first round a worker paired with the
 reference runs none (its unit is the median of its pairs, which one slow
 first pair hardly moves, and the first pair tells), a worker paired by
 round one; from the next round, a warm-up runs only where the first batch
-was shown slower.
+was shown slower. A first-round worker runs the preset's pairs, fewer where
+its workload's pairs already took long (``first_values``).
 """
 
 import math
@@ -51,6 +52,9 @@ MOST_WORKER_S = 5.0
 MOST_VALUES = 40
 # A worker's fixed cost before it was measured.
 OVERHEAD_S = 0.8
+# The fewest pairs of a first-round worker paired in its worker: two give
+# the pairs' spread within a worker, and whether the first is slower.
+FIRST_PAIRS = 2
 MEDIAN_VARIANCE = math.pi / 2
 # The first batch is "really slower" beyond these log excesses.
 WARM_PAIRED, WARM_ALONE = math.log(1.05), math.log(1.10)
@@ -107,7 +111,7 @@ class Figures:
             warm = [value for _, value in run.warmups]
             if warm and values:
                 found.excess.append(found._excess(warm[0], values, partner, meta))
-            elif len(values) >= 3:
+            elif len(values) >= 2:
                 # No warm-up: the worker's first value was its first batch.
                 found.excess.append(found._excess(
                     values[0], values[1:], partner[1:],
@@ -186,6 +190,28 @@ def _floats(text):
         return [float(x) for x in str(text).split()] if text else []
     except ValueError:
         return []
+
+
+def first_values(preset, pair_s):
+    """The pairs of a first-round worker paired in its worker, before its
+    own benchmark has run: the preset's count, but no more than fit in
+    LEAST_WORKER_S at ``pair_s``, the seconds a pair of its workload took
+    so far in this round (None: none ran yet), and at least FIRST_PAIRS.
+    A slow machine doubles every pair; the first round, which runs every
+    benchmark, would otherwise take a third of the budget on one workload
+    whose reference's batch takes a second."""
+    if not pair_s or preset <= FIRST_PAIRS:
+        return preset
+    return max(FIRST_PAIRS, min(preset, int(LEAST_WORKER_S / pair_s)))
+
+
+def pair_seconds(run):
+    """The seconds per pair of a run paired in its worker (its batches and
+    the reference's beside them), None for another."""
+    partner = _floats(run.get_metadata().get(K.PAIRED_REFERENCE_S))
+    if not run.values or len(partner) != len(run.values):
+        return None
+    return (sum(run.values) + sum(partner)) / len(run.values)
 
 
 def pooled_between(figures):

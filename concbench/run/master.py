@@ -11,8 +11,10 @@ after the preset's rounds hands the rest of the budget to
 
 import contextlib
 import io
+import statistics
 import time
 
+from concbench.run import calibration
 from concbench.run.allocation import Allocation, add_rounds
 from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
@@ -110,6 +112,8 @@ class Master:
         self.first = next_round(results.suite)
         self.order = {bench.name: index for index, bench in enumerate(matrix)}
         self.took = {}      # benchmark index -> seconds its last task took
+        # workload -> seconds per pair of its runs paired in the worker
+        self.pairs_s = {}
         self.start = progress.start
         preset = (runner.args.values, runner.args.warmups)
         # The first round: a worker paired in its worker runs no warm-up
@@ -141,6 +145,10 @@ class Master:
         values, warmups = self.default[bench.partner is not None]
         if self.args.fixed_values:
             values = self.runner.args.values
+        elif bench.partner is not None:
+            seen = self.pairs_s.get(bench.workload.name)
+            values = calibration.first_values(
+                values, statistics.median(seen) if seen else None)
         sized = self.allocation.sizes.get(bench.name)
         if sized is not None:
             values, warmups = sized.values, sized.warmups
@@ -165,6 +173,9 @@ class Master:
                              "from the master's" % (result.get_name(), name))
         run = filed(result, bench.name, round_number if round_number is None
                     else self.first + round_number)
+        seconds = calibration.pair_seconds(run.get_runs()[0])
+        if seconds is not None:
+            self.pairs_s.setdefault(bench.workload.name, []).append(seconds)
         self.results.add(run, self.order)
         stop_if_signalled()
         if bench.name not in self.warned and self.gil_check(run):
