@@ -239,6 +239,31 @@ def test_workers_size_themselves_from_the_variance_where_it_lies():
     assert values_for(within, 0.0, easy) <= values_for(within, 0.0, hard)
 
 
+def test_a_round_of_every_benchmark_fits_what_is_left_of_the_budget():
+    """The preset's rounds run every benchmark: their workers give up the
+    values beyond one, largest first, until the round fits its share of
+    the budget; where one value each does not fit, one value each."""
+    from concbench.run.calibration import Figures, Sizes, fit
+
+    figures = {"big": Figures(True, pairs_s=[0.5], overhead_s=0.5),
+               "small": Figures(False, pairs_s=[0.05], overhead_s=0.5),
+               "alone": Figures(False, pairs_s=[2.0], overhead_s=0.5)}
+
+    def sizes(values):
+        return {name: Sizes(count, 0, figures[name].seconds(count))
+                for name, count in values.items()}
+    found = sizes({"big": 8, "small": 30, "alone": 1})   # 4.5 + 2.0 + 2.5 s
+    fit(found, figures, 9.0)
+    assert {n: s.values for n, s in found.items()} == {"big": 8, "small": 30, "alone": 1}
+    fit(found, figures, 7.0)
+    # The largest worker gave up values first (to 2.5 s, the alone's own);
+    # the small one kept its 30.
+    assert {n: s.values for n, s in found.items()} == {"big": 4, "small": 30, "alone": 1}
+    assert sum(s.seconds for s in found.values()) <= 7.0
+    fit(found, figures, 1.0)
+    assert {n: s.values for n, s in found.items()} == {"big": 1, "small": 1, "alone": 1}
+
+
 def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
     from concbench.run.calibration import Figures
 
@@ -343,6 +368,22 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "precision: 0 of 2 speedups within +-0.001% (the target)" in out.stdout
     assert "imprecise(+-" in out.stdout
+
+
+def test_the_presets_second_round_fits_what_is_left_of_the_budget(tmp_path):
+    """A budget spent by the first round: the second still runs every
+    benchmark (the preset's rounds always run), one value each, where the
+    floor of half a worker's time in batches would give a 5 ms batch 40."""
+    proc = run_bench(["--workload", "sleep", "--model", "sequential,threads-2,asyncio",
+                      "--items", "4", "--latency-ms", "5", "--jitter-ms", "0", "--quiet",
+                      "--max-time", "1s", "-o", "b.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "time budget (1s) spent after 2 rounds" in proc.stderr, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "b.json"))
+    second = {bench.get_name(): len(run_.values) for bench in suite.get_benchmarks()
+              for run_ in bench.get_runs() if run_.get_metadata()["round"] == 1}
+    assert second == dict.fromkeys(["sleep/sequential", "sleep/control", "sleep/threads-2",
+                                    "sleep/asyncio"], 1)
 
 
 def test_a_fixed_count_adds_no_round(tmp_path):

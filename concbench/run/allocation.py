@@ -15,7 +15,11 @@ within the budget go first, the cheapest to answer first (the rounds they
 still need times what a round of their benchmarks costs); one that cannot
 be answered in time runs only when no other is open, since a budget the
 user gave is there to be spent. The run stops when every question is
-answered or nothing open fits in the time left (``--max-time``).
+answered or nothing open fits in the time left (``--max-time``). The
+preset's own rounds run every benchmark whatever it costs: their workers
+give up the values beyond one where that round, and the rounds up to the
+first whose intervals are bounded, would not fit in what is left
+(``calibration.fit``).
 
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
@@ -26,6 +30,7 @@ warms up, is ``concbench.run.calibration``'s.
 import math
 import time
 
+from concbench.analysis import anytime
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run import calibration
 from concbench.run.progress import format_duration, say
@@ -148,10 +153,11 @@ class Allocation:
         self.answered = set()
         self.groups, self.controls, self.questions = {}, {}, []
 
-    def read(self, suite, took, rounds, elapsed):
+    def read(self, suite, took, rounds, elapsed, fixed_left=0):
         """Read the file after a round: the questions, what was answered
         since the last reading (said on the console), and each benchmark's
-        next worker."""
+        next worker; ``fixed_left``: the preset's rounds still to run, each
+        of every benchmark, which share what is left of the budget."""
         from concbench.analysis.rows import build_rows
 
         if suite is None:
@@ -168,8 +174,14 @@ class Allocation:
         rows = {w: g + ([self.controls[w]] if w in self.controls else [])
                 for w, g in self.groups.items()}
         remaining = (self.plan.max_time - elapsed) if self.plan.adaptive else None
+        budget = None
+        if remaining is not None and fixed_left:
+            # No interval is bounded before round first_bounded(): the
+            # rounds up to it run every row, whatever the preset's count.
+            budget = max(0.0, remaining) / max(fixed_left,
+                                               anytime.first_bounded() - rounds)
         self.sizes = calibration.plan_sizes(rows, took, demands(self.questions),
-                                            remaining, *self.fixed)
+                                            remaining, *self.fixed, round_budget=budget)
 
     def still(self):
         return [q for q in self.questions if not q.answered]

@@ -286,13 +286,15 @@ class Sizes:
 
 
 def plan_sizes(rows, took, demands, remaining=None, fixed_values=None,
-               fixed_warmups=None):
+               fixed_warmups=None, round_budget=None):
     """{name: Sizes} for every row of ``rows`` (by workload) that has run:
     ``took``: seconds its last worker took, by name; ``demands``: the
     Demand of each benchmark with an open question; ``remaining``: the
     seconds left of the budget (None: no budget), which the open
-    benchmarks share; ``fixed_*``: counts the user set (-n, -w), which win."""
-    found = {}
+    benchmarks share; ``fixed_*``: counts the user set (-n, -w), which win;
+    ``round_budget``: the seconds the next round, which runs every one of
+    them (the preset's rounds), may take (``fit``)."""
+    found, figures_of = {}, {}
     horizon = None if remaining is None else remaining / max(1, len(demands))
     for group in rows.values():
         figures = {row.name: Figures.of_row(row, took.get(row.name)) for row in group}
@@ -305,4 +307,36 @@ def plan_sizes(rows, took, demands, remaining=None, fixed_values=None,
             values = fixed_values or values_for(f, between, demands.get(row.name), horizon,
                                                 warmups)
             found[row.name] = Sizes(values, warmups, f.seconds(values, warmups))
+            figures_of[row.name] = f
+    if round_budget is not None and not fixed_values:
+        fit(found, figures_of, round_budget)
     return found
+
+
+def fit(found, figures, budget):
+    """Shrink the workers of ``found`` (in place) so that a round of all of
+    them takes ``budget`` seconds or less, where one value each allows it:
+    the pairs beyond what the floor of three quarters timed, or an open
+    question, asked for are what goes. The largest workers give up values
+    first (every worker at most ``cap`` seconds, the largest cap that
+    fits), so that a round a budget cannot hold runs each benchmark as
+    often as its neighbours. The quick preset's second round, sized by that
+    floor, took 84 s of a 50 s budget on a day this machine ran at half
+    speed."""
+    def sized(name, cap):
+        f, old = figures[name], found[name]
+        most = int((cap - f.seconds(0, old.warmups)) / f.pair_s) if cap is not None else old.values
+        values = max(1, min(old.values, most))
+        return Sizes(values, old.warmups, f.seconds(values, old.warmups))
+
+    def total(cap):
+        return sum(sized(name, cap).seconds for name in found)
+
+    if not found or total(None) <= budget:
+        return
+    low, high = 0.0, max(size.seconds for size in found.values())
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if total(middle) <= budget else (low, middle)
+    for name in found:
+        found[name] = sized(name, low)

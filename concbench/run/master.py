@@ -78,7 +78,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
     for position, (round_number, index) in enumerate(tasks):
         if round_number is not None and position % len(matrix) == 0:
             if round_number:
-                master.read()
+                master.read(fixed_left=args.rounds - round_number)
             progress.round_starts(round_number, args.rounds)
         master.run(round_number, index, last_task[index] == position)
     if plan.adaptive:
@@ -131,11 +131,12 @@ class Master:
     def rounds_done(self):
         return next_round(self.results.suite) - self.first if self.results.suite else 0
 
-    def read(self):
+    def read(self, fixed_left=0):
         """Read the file between rounds: the questions answered so far, and
-        each benchmark's next worker."""
+        each benchmark's next worker (``fixed_left``: the preset's rounds
+        still to run, this one included)."""
         self.allocation.read(self.results.suite, self.took_by_name(), self.rounds_done(),
-                             time.monotonic() - self.start)
+                             time.monotonic() - self.start, fixed_left)
 
     def sizes(self, bench):
         """(values, warm-ups) of ``bench``'s next worker: what the run
