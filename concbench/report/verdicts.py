@@ -29,7 +29,6 @@ def winners(rows):
     ``concbench.analysis.questions``."""
     race = Race(rows)
     return race.leader, race.tied()
-    return race.leader, race.tied()
 
 
 def winner_line(topic, race, name, details):
