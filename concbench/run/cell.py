@@ -114,6 +114,9 @@ class Bench:
                     atexit.register(self.partner_process.close)
                 else:
                     models_here.append(self.partner.model)
+            from concbench.run.record import BatchProbe, RunFigures
+            if RunFigures.current is not None:
+                BatchProbe.start_sampler(self.partner_pid())
             for model in models_here:
                 model.open()
                 atexit.register(model.close)

@@ -162,8 +162,10 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         from concbench.run.batch import watched_run
         from concbench.run.record import BatchProbe
 
-        # The worker's sampler is the worker's: this process starts its own.
+        # The worker's sampler is the worker's: this process starts its own,
+        # now, while the worker prepares.
         BatchProbe._sampler = None
+        BatchProbe.start_sampler(copy)
 
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran.

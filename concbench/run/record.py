@@ -208,6 +208,16 @@ class BatchProbe:
 
     _sampler = None
 
+    @classmethod
+    def start_sampler(cls, partner=None):
+        """Start this process's sampler ahead of its first batch, so that
+        its interpreter starts while the worker prepares (the reference's
+        process forked, the model's pool opened, its first item run), not
+        between the batches of the first pair, where the worker's sampler
+        and then the partner's each held the pair up by 60-100 ms."""
+        if cls._sampler is None or not cls._sampler.alive():
+            cls._sampler = Sampler(os.getpid(), partner)
+
     def __init__(self, partner=None):
         """``partner``: the pid of the process that runs the reference's
         batches beside this worker's (``concbench.run.partner``): not part of
