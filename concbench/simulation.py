@@ -46,7 +46,8 @@ import sys
 
 from concbench import schema as K
 from concbench.run.allocation import choose, demands, with_controls
-from concbench.run.calibration import Figures, pooled_between, values_for
+from concbench.run.calibration import values_for
+from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import Race, all_questions
 from concbench.analysis.pairs import settle, units
 from concbench.schema import BY_ROUND, IN_WORKER, NONE

@@ -215,7 +215,8 @@ def test_workers_size_themselves_from_the_variance_where_it_lies():
     workers where it lies between workers; at least enough pairs that the
     batches are 75% of a worker's time; no more than that for a question
     the budget cannot answer."""
-    from concbench.run.calibration import Demand, Figures, least_values, values_for
+    from concbench.run.calibration import Demand, least_values, values_for
+    from concbench.run.costs import Figures
 
     rng = random.Random(4)
     pairs = [[rng.gauss(0, 0.15) for _ in range(8)] for _ in range(6)]
@@ -243,7 +244,8 @@ def test_a_round_of_every_benchmark_fits_what_is_left_of_the_budget():
     """The preset's rounds run every benchmark: their workers give up the
     values beyond one, largest first, until the round fits its share of
     the budget; where one value each does not fit, one value each."""
-    from concbench.run.calibration import Figures, Sizes, fit
+    from concbench.run.calibration import Sizes, fit
+    from concbench.run.costs import Figures
 
     figures = {"big": Figures(True, pairs_s=[0.5], overhead_s=0.5),
                "small": Figures(False, pairs_s=[0.05], overhead_s=0.5),
@@ -265,7 +267,7 @@ def test_a_round_of_every_benchmark_fits_what_is_left_of_the_budget():
 
 
 def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
-    from concbench.run.calibration import Figures
+    from concbench.run.costs import Figures
 
     slow_first = Figures(True, excess=[(0.3, 0.25), (0.2, 0.3)])
     assert slow_first.keeps_warmup()
@@ -398,7 +400,7 @@ def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
     """A worker paired with the reference runs no warm-up in the first
     round: its first pair, against the rest, says whether later workers
     need one."""
-    from concbench.run.calibration import Figures
+    from concbench.run.costs import Figures
 
     def row(first):
         values = [first, 0.2, 0.2, 0.2]
@@ -427,7 +429,8 @@ def test_a_first_round_worker_runs_fewer_pairs_where_its_workloads_pairs_are_slo
     """The preset's three pairs, until a pair of the workload has taken so
     long that three would not fit in 2.5 s; never fewer than two (the
     spread within a worker, and whether the first pair is slower)."""
-    from concbench.run.calibration import first_values, pair_seconds
+    from concbench.run.calibration import first_values
+    from concbench.run.costs import pair_seconds
 
     assert first_values(3, None) == 3 and first_values(3, 0.5) == 3
     assert first_values(3, 0.9) == 2 and first_values(3, 4.0) == 2

@@ -18,25 +18,20 @@ the least time, by the same sequence the verdicts use, with the variances
 and costs measured in this run; and at least enough that the worker's
 timed batches are three quarters of its time.
 
-Warm-ups are kept only where the data say the first batch is really
-slower: more than 5% slower than the rest, against the reference's first
-batch beside it (or more than 10% on its own), and by more than twice what
-one of its batches varies by. In the first round a worker paired with the
-reference runs none (its unit is the median of its pairs, which one slow
-first pair hardly moves, and the first pair tells), a worker paired by
-round one; from the next round, a warm-up runs only where the first batch
-was shown slower. A first-round worker runs the preset's pairs, fewer where
-its workload's pairs already took long (``first_values``).
+What the runs measured (costs, spreads, whether a first batch is slower) is
+``concbench.run.costs``'s. In the first round a worker paired with the
+reference runs no warm-up (its unit is the median of its pairs, which one
+slow first pair hardly moves, and the first pair tells), a worker paired
+by round one; from the next round, a warm-up runs only where the first
+batch was shown slower. A first-round worker runs the preset's pairs,
+fewer where its workload's pairs already took long (``first_values``).
 """
 
 import math
-import statistics
 
 from concbench.analysis import anytime
-from concbench import schema as K
 from concbench.analysis.comparisons import MOST_ROUNDS
-from concbench.run.schedule import IN_WORKER
-from concbench.analysis.stats import mean, stdev
+from concbench.run.costs import MEDIAN_VARIANCE, Figures, pooled_between
 
 # The share of a worker's time its timed batches should at least take
 # (its warm-ups are not timed): paired in its worker, and paired by round
@@ -50,14 +45,9 @@ SHARE, SHARE_BY_ROUND, LEAST_WORKER_S = 0.75, 0.5, 2.5
 # period for itself.
 MOST_WORKER_S = 5.0
 MOST_VALUES = 40
-# A worker's fixed cost before it was measured.
-OVERHEAD_S = 0.8
 # The fewest pairs of a first-round worker paired in its worker: two give
 # the pairs' spread within a worker, and whether the first is slower.
 FIRST_PAIRS = 2
-MEDIAN_VARIANCE = math.pi / 2
-# The first batch is "really slower" beyond these log excesses.
-WARM_PAIRED, WARM_ALONE = math.log(1.05), math.log(1.10)
 
 
 class Demand:
@@ -77,121 +67,6 @@ class Demand:
             other.rows) else other
 
 
-class Figures:
-    """What a benchmark's runs so far say of its costs and its spread:
-    ``groups``, each worker's pair log ratios (paired) or log values;
-    ``pairs_s``, each worker's seconds per value (with the reference's
-    batch beside it); ``overhead_s``, the seconds a worker costs besides
-    its batches; ``excess``, each worker's first batch against the rest
-    (``keeps_warmup``)."""
-
-    def __init__(self, paired, groups=(), pairs_s=(), overhead_s=OVERHEAD_S, excess=()):
-        self.paired = paired
-        self.groups, self.pairs_s = list(groups), list(pairs_s)
-        self.excess = list(excess)
-        self.overhead_s = overhead_s
-        self.pair_s = statistics.median(self.pairs_s) if self.pairs_s else None
-
-    @classmethod
-    def of_row(cls, row, took=None):
-        """From a report row's runs; ``took``: the seconds its last worker
-        took, as the master timed it (None: not known)."""
-        found = cls(row.pairing == IN_WORKER)
-        spent = []
-        for run, meta in row._timed_runs():
-            values = list(run.values)
-            partner = _floats(meta.get(K.PAIRED_REFERENCE_S)) if found.paired else []
-            if found.paired and len(partner) == len(values):
-                found.groups.append([math.log(a / b) for a, b in zip(partner, values)
-                                     if a > 0 and b > 0])
-                found.pairs_s.append((sum(values) + sum(partner)) / len(values))
-            elif values:
-                found.groups.append([math.log(v) for v in values if v > 0])
-                found.pairs_s.append(sum(values) / len(values))
-            warm = [value for _, value in run.warmups]
-            if warm and values:
-                found.excess.append(found._excess(warm[0], values, partner, meta))
-            elif len(values) >= 2:
-                # No warm-up: the worker's first value was its first batch.
-                found.excess.append(found._excess(
-                    values[0], values[1:], partner[1:],
-                    {K.WARMUP_REFERENCE_S: partner[0] if partner else None}))
-            spent.append(sum(values) + sum(partner) + sum(warm)
-                         + sum(_floats(meta.get(K.WARMUP_REFERENCE_S))))
-        found.pair_s = statistics.median(found.pairs_s) if found.pairs_s else None
-        if took is not None and spent:
-            found.overhead_s = max(0.2, took - spent[-1])
-        return found
-
-    def _excess(self, first, values, partner, meta):
-        """(log of the first batch over the values', the same against the
-        reference's first batch beside it, None when unpaired)."""
-        alone = math.log(first / statistics.median(values))
-        beside = _floats(meta.get(K.WARMUP_REFERENCE_S))
-        if not (self.paired and beside and len(partner) == len(values)):
-            return alone, None
-        ratios = [math.log(b / a) for a, b in zip(partner, values)]
-        return alone, math.log(first / beside[0]) - statistics.median(ratios)
-
-    def seconds(self, values, warmups=0):
-        """What a worker of ``values`` values and ``warmups`` warm-ups
-        costs: its fixed part and its batches (each a pair where paired)."""
-        return self.overhead_s + (values + warmups) * self.pair_s
-
-    def medians(self):
-        if getattr(self, "_medians", None) is None or len(self._medians) != len(self.groups):
-            self._medians = [statistics.median(group) if group else None
-                             for group in self.groups]
-        return self._medians
-
-    def within(self):
-        """The spread of one pair's log ratio (one value's log, unpaired),
-        robust to the spikes of a batch that ran in a slow period: 1.4826
-        times the median absolute deviation from each run's median, pooled."""
-        if getattr(self, "_within", (None, -1))[1] != len(self.groups):
-            self._within = (self._spread(), len(self.groups))
-        return self._within[0]
-
-    def _spread(self):
-        deviations = []
-        for group, middle in zip(self.groups, self.medians()):
-            if len(group) > 1:
-                bessel = math.sqrt(len(group) / (len(group) - 1))
-                deviations.extend(abs(x - middle) * bessel for x in group)
-        if len(deviations) < 2:
-            return None
-        return 1.4826 * statistics.median(deviations)
-
-    def between_variance(self, within=None):
-        """The variance of a worker's unit beyond what its pairs' spread
-        gives it (None without three runs), as an estimate, not clipped."""
-        units = [m for m in self.medians() if m is not None]
-        within = self.within() if within is None else within
-        if len(units) < 3 or within is None:
-            return None
-        share = mean(MEDIAN_VARIANCE * within ** 2 / len(g) for g in self.groups if g)
-        return stdev(units) ** 2 - share
-
-    def keeps_warmup(self):
-        """Whether the first batch is really slower (no data: keep it):
-        beyond the margin, and beyond twice what one batch varies by here
-        (a single first batch in a slow period is not a first-call cost)."""
-        if not self.excess:
-            return True
-        noise = 2 * (self.within() or 0.0)
-        alone = statistics.median(a for a, _ in self.excess)
-        beside = [b for _, b in self.excess if b is not None]
-        return alone > max(WARM_ALONE, noise) or bool(beside) and \
-            statistics.median(beside) > max(WARM_PAIRED, noise)
-
-
-def _floats(text):
-    try:
-        return [float(x) for x in str(text).split()] if text else []
-    except ValueError:
-        return []
-
-
 def first_values(preset, pair_s):
     """The pairs of a first-round worker paired in its worker, before its
     own benchmark has run: the preset's count, but no more than fit in
@@ -203,23 +78,6 @@ def first_values(preset, pair_s):
     if not pair_s or preset <= FIRST_PAIRS:
         return preset
     return max(FIRST_PAIRS, min(preset, int(LEAST_WORKER_S / pair_s)))
-
-
-def pair_seconds(run):
-    """The seconds per pair of a run paired in its worker (its batches and
-    the reference's beside them), None for another."""
-    partner = _floats(run.get_metadata().get(K.PAIRED_REFERENCE_S))
-    if not run.values or len(partner) != len(run.values):
-        return None
-    return (sum(run.values) + sum(partner)) / len(run.values)
-
-
-def pooled_between(figures):
-    """The workload's variance between workers: the mean of its paired
-    rows' estimates, at least 0."""
-    found = [f.between_variance() for f in figures if f.paired]
-    found = [v for v in found if v is not None]
-    return max(0.0, mean(found)) if found else 0.0
 
 
 def least_values(figures, warmups=0):

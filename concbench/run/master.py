@@ -14,7 +14,7 @@ import io
 import statistics
 import time
 
-from concbench.run import calibration
+from concbench.run import calibration, costs
 from concbench.run.allocation import Allocation, add_rounds
 from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
@@ -174,7 +174,7 @@ class Master:
                              "from the master's" % (result.get_name(), name))
         run = filed(result, bench.name, round_number if round_number is None
                     else self.first + round_number)
-        seconds = calibration.pair_seconds(run.get_runs()[0])
+        seconds = costs.pair_seconds(run.get_runs()[0])
         if seconds is not None:
             self.pairs_s.setdefault(bench.workload.name, []).append(seconds)
         self.results.add(run, self.order)
