@@ -359,13 +359,17 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "time budget (8s) spent after" in proc.stderr
     assert "still open: " in proc.stderr
-    # Rows that no 200 rounds would decide to within 0.001%.
-    assert "would need more than 200 rounds" in proc.stderr, proc.stderr
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
     # The preset's two rounds always run; whether an added one fits in the
-    # rest of the 8 s is the machine's business.
+    # rest of the 8 s is the machine's business (a busy one ran two).
     assert len(found["sleep/asyncio"]) >= 2
+    if len(found["sleep/asyncio"]) >= 3:
+        # Rows that no 200 rounds would decide to within 0.001%.
+        assert "would need more than 200 rounds" in proc.stderr, proc.stderr
+    else:
+        # Two rounds say too little of a spread to give a row up.
+        assert "would need about" in proc.stderr, proc.stderr
     out = run(["-m", "concbench.report", "p.json"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert "precision: 0 of 2 speedups within +-0.001% (the target)" in out.stdout
@@ -464,4 +468,4 @@ def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path
     assert more.returncode == 0, more.stderr
     assert "round 2 (added)" in more.stderr, more.stderr
     _, found = runs_by_round(tmp_path / "x.json")
-    assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 3
+    assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 2
