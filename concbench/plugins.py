@@ -138,22 +138,29 @@ def check_model(plugin, cls):
 
 # -- discovery ---------------------------------------------------------------------
 
-_found = {}
+_found = None
 
 
 def discovered(group):
-    """The group's plugins, sorted by name (cached for the process)."""
-    if group not in _found:
+    """The group's plugins, sorted by name. The installed distributions are
+    read once per process, for both groups: every pyperf worker builds the
+    matrix again, and each reading costs several milliseconds there."""
+    global _found
+    if _found is None:
         import importlib.metadata
 
-        plugins = []
-        for point in importlib.metadata.entry_points().select(group=group):
-            dist = getattr(point, "dist", None)
-            plugins.append(Plugin(group, point.name, point.value,
-                                  dist.metadata["Name"] if dist else "?",
-                                  dist.version if dist else "?"))
-        _found[group] = sorted(plugins, key=lambda p: (p.name, p.distribution))
-    return _found[group]
+        points = importlib.metadata.entry_points()
+        _found = {}
+        for name in (WORKLOAD_GROUP, MODEL_GROUP):
+            _found[name] = []
+            for point in points.select(group=name):
+                dist = getattr(point, "dist", None)
+                _found[name].append(Plugin(name, point.name, point.value,
+                                           dist.metadata["Name"] if dist else "?",
+                                           dist.version if dist else "?"))
+        for plugins in _found.values():
+            plugins.sort(key=lambda p: (p.name, p.distribution))
+    return list(_found.get(group, ()))
 
 
 def added(group, builtin):
