@@ -51,7 +51,7 @@ class Figures:
             if found.paired and len(partner) == len(values):
                 found.groups.append([math.log(a / b) for a, b in zip(partner, values)
                                      if a > 0 and b > 0])
-                found.pairs_s.append((sum(values) + sum(partner)) / len(values))
+                found.pairs_s.append(pair_seconds(run, meta))
             elif values:
                 found.groups.append([math.log(v) for v in values if v > 0])
                 found.pairs_s.append(sum(values) / len(values))
@@ -139,10 +139,12 @@ def _floats(text):
         return []
 
 
-def pair_seconds(run):
+def pair_seconds(run, meta=None):
     """The seconds per pair of a run paired in its worker (its batches and
-    the reference's beside them), None for another."""
-    partner = _floats(run.get_metadata().get(K.PAIRED_REFERENCE_S))
+    the reference's beside them), None for another; ``meta``: the run's
+    metadata, if already read."""
+    meta = run.get_metadata() if meta is None else meta
+    partner = _floats(meta.get(K.PAIRED_REFERENCE_S))
     if not run.values or len(partner) != len(run.values):
         return None
     return (sum(run.values) + sum(partner)) / len(run.values)
