@@ -150,6 +150,24 @@ def test_questions_likely_to_be_answered_go_first_within_the_budget():
     assert allocation.choose(cheap[1:], cost, 3.5, joined)[1] == {"w/a", "w/b", "w/control"}
 
 
+def test_a_question_that_fits_alone_waits_for_the_cheaper_ones_to_be_answered():
+    """Two questions 2 rounds of 1 s from an answer, one 3 rounds of 5 s
+    from its own: each fits in 16 s alone, all three do not. The round
+    runs the two cheap ones (2 s, not 7 s), which the plan answers first;
+    the dear one runs once it is the only one open, the budget being there
+    to be spent."""
+    still = [Q("cheap a", 3, 5, ["w/a"]), Q("cheap b", 3, 5, ["w/b"]),
+             Q("dear", 3, 6, ["w/c"])]
+    cost = {"w/a": 1.0, "w/b": 1.0, "w/c": 5.0}.get
+    chosen, names, spent = allocation.choose(still, cost, remaining=16.0)
+    assert [q.label for q in chosen] == ["cheap a", "cheap b"]
+    assert names == {"w/a", "w/b"} and spent == 2.0
+    # With room for all three plans (19 s), all three run.
+    assert len(allocation.choose(still, cost, remaining=19.0)[0]) == 3
+    chosen, _, _ = allocation.choose(still[2:], cost, remaining=12.0)
+    assert [q.label for q in chosen] == ["dear"]
+
+
 def test_a_spent_budget_says_what_the_open_questions_would_need():
     """Round after round, the benchmarks of the questions that still need
     one: 2 rounds of a and b (3 s), then 3 more of c alone (6 s); a

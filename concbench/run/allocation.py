@@ -12,14 +12,17 @@ control runs in every round that adds a paired round to any of its rows, so
 that it ends with as many rounds as the longest row and can see a bias of
 the arrangement as well as any row could. Questions likely to be answered
 within the budget go first, the cheapest to answer first (the rounds they
-still need times what a round of their benchmarks costs); one that cannot
-be answered in time runs only when no other is open, since a budget the
-user gave is there to be spent. The run stops when every question is
-answered or nothing open fits in the time left (``--max-time``). The
-preset's own rounds run every benchmark whatever it costs: their workers
-give up the values beyond one where that round, and the rounds up to the
-first whose intervals are bounded, would not fit in what is left
-(``calibration.fit``).
+still need times what a round of their benchmarks costs), as a plan: a
+question joins a round only while it and every cheaper one could all be
+answered in the time left (shortest first, which answers the most
+questions by a deadline), so that rounds stay short while cheap answers
+are near; one that cannot be answered in time runs only when no other is
+open, since a budget the user gave is there to be spent. The run stops
+when every question is answered or nothing open fits in the time left
+(``--max-time``). The preset's own rounds run every benchmark whatever it
+costs: their workers give up the values beyond one where that round, and
+the rounds up to the first whose intervals are bounded, would not fit in
+what is left (``calibration.fit``).
 
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
@@ -95,8 +98,9 @@ def choose(still, cost, remaining, joined=lambda names: names):
     """The open questions to run in the next round, within ``remaining``
     seconds: those likely to be answered within the budget, the cheapest
     to answer first (rounds still needed times the seconds a round of its
-    benchmarks costs), each with the benchmarks it needs; the others only
-    when no such question is left. A race counts as its comparisons still
+    benchmarks costs), each with the benchmarks it needs, while all of
+    them could still be answered in the time left; the others only when
+    no such question is left. A race counts as its comparisons still
     open (``Question.parts``): the rows it can soon show slower leave it
     first, whatever its closest contender still needs. ``cost``: a
     benchmark's likely seconds, by name; ``joined``: the benchmarks a set
@@ -114,13 +118,25 @@ def choose(still, cost, remaining, joined=lambda names: names):
         grown = joined(names | members(question))
         extra = sum(cost(name) for name in grown - names)
         if spent + extra > remaining:
-            return
+            return False
         chosen.append(question)
         names = grown
         spent += extra
+        return True
+    # Shortest first, as a plan: a question joins while every question
+    # chosen before it could still be answered in the time left, each
+    # benchmark counted for the most rounds any of them needs of it. One
+    # that fits alone but not after the cheaper ones waits for them, so
+    # that rounds stay short while cheap answers are near.
+    plan = {}
     for question in ranked:
-        if to_answer(question) <= remaining:
-            take(question)
+        more = max(1, question.needed - question.rounds)
+        grown = dict(plan)
+        for name in joined(members(question)):
+            grown[name] = max(grown.get(name, 0), more)
+        if sum(cost(name) * count for name, count in grown.items()) <= remaining \
+                and take(question):
+            plan = grown
     if not chosen:
         for question in ranked:
             take(question)
