@@ -172,6 +172,13 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
                     noise=0.002)
     assert fastest_line(same).startswith(
         "fastest: asyncio, uvloop: the same within 5% (")
+    # Answered with a row that cannot be 5% faster, not yet shown slower:
+    # its time against the leader's says how close it is.
+    within = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.102}, rounds=6,
+                      noise=0.015)
+    assert fastest_line(within) == (
+        "fastest: asyncio (115 ms, 2.97x sequential); not told apart from it, none "
+        "more than 5% faster: uvloop (1.02x its time [0.96-1.09])")
 
 
 def test_report_rows_carry_the_interval(tmp_path):

@@ -49,8 +49,9 @@ def winner_line(topic, race, name, details):
     if race.answered:
         return "%s: %s (%s); not told apart from it, none more than 5%% faster: %s" % (
             topic, name(best), details, ", ".join(
-                name(r) + (" (the same within 5%)" if state == SAME else "")
-                for r, _, state in tied))
+                "%s (%s)" % (name(r), "the same within 5%" if state == SAME
+                             else against_leader(ratio))
+                for r, ratio, state in tied))
     kinds = {"same": [], "close": [], "open": []}
     for row, ratio, state in tied:
         kind = ("open" if ratio is None or ratio.low is None
@@ -70,6 +71,13 @@ def winner_line(topic, race, name, details):
                                        comparisons))
     return "%s: undecided; %s leads (%s); %s" % (topic, name(best), details,
                                                  "; ".join(parts))
+
+
+def against_leader(ratio):
+    """'2.37x its time [0.96-5.85]': a row not told apart from the leader
+    may still be far slower by its point, its interval wide; the words
+    say how far it is from being shown slower."""
+    return "%.2fx its time [%.2f-%.2f]" % (ratio.point, ratio.low, ratio.high)
 
 
 def shared(tied):
