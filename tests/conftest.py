@@ -29,6 +29,7 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xdist_group("tox" if name in TOX_FILES else name))
 
 
+@pytest.hookimpl(optionalhook=True)     # pytest -p no:xdist has no such hook
 def pytest_xdist_auto_num_workers(config):
     """-n auto: a process per core and one more. Most tests wait on the
     processes they start (bench.py's workers, servers, signals timed to a
