@@ -94,6 +94,27 @@ def parts_of(still):
     return [part for question in still for part in (question.parts or [question])]
 
 
+def more_rounds(question):
+    """The rounds ``question`` is likely to need beyond those it has: at
+    least one, since it is open."""
+    return max(1, question.needed - question.rounds)
+
+
+def planned(pieces, joined, plan=None):
+    """{benchmark: rounds}: ``plan`` grown by ``pieces``, each benchmark they
+    run (with what ``joined`` brings along) counted for the most rounds any
+    of them still needs of it: what answering all of them would run."""
+    plan = dict(plan or {})
+    for piece in pieces:
+        for name in joined(members(piece)):
+            plan[name] = max(plan.get(name, 0), more_rounds(piece))
+    return plan
+
+
+def plan_seconds(plan, cost):
+    return sum(cost(name) * count for name, count in plan.items())
+
+
 def choose(still, cost, remaining, joined=lambda names: names):
     """The open questions to run in the next round, within ``remaining``
     seconds: those likely to be answered within the budget, the cheapest
@@ -106,8 +127,7 @@ def choose(still, cost, remaining, joined=lambda names: names):
     benchmark's likely seconds, by name; ``joined``: the benchmarks a set
     of them brings along (the controls)."""
     def to_answer(question):
-        return max(1, question.needed - question.rounds) * sum(
-            cost(name) for name in joined(members(question)))
+        return more_rounds(question) * sum(cost(name) for name in joined(members(question)))
 
     pieces = parts_of(still)
     ranked = sorted(pieces, key=lambda q: (to_answer(q), q.needed - q.rounds, q.label))
@@ -130,12 +150,8 @@ def choose(still, cost, remaining, joined=lambda names: names):
     # that rounds stay short while cheap answers are near.
     plan = {}
     for question in ranked:
-        more = max(1, question.needed - question.rounds)
-        grown = dict(plan)
-        for name in joined(members(question)):
-            grown[name] = max(grown.get(name, 0), more)
-        if sum(cost(name) * count for name, count in grown.items()) <= remaining \
-                and take(question):
+        grown = planned([question], joined, plan)
+        if plan_seconds(grown, cost) <= remaining and take(question):
             plan = grown
     if not chosen:
         for question in ranked:
@@ -256,13 +272,8 @@ def still_needs(still, cost, joined=lambda names: names):
     MOST_ROUNDS would answer at their spread."""
     pieces = parts_of(still)
     hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
-    more = [(max(1, piece.needed - piece.rounds), members(piece)) for piece in pieces
-            if piece.needed < MOST_ROUNDS]
-    seconds = 0.0
-    for number in range(1, max((count for count, _ in more), default=0) + 1):
-        names = set().union(*[names for count, names in more if count >= number])
-        seconds += sum(cost(name) for name in joined(names))
-    return seconds, hopeless
+    plan = planned([piece for piece in pieces if piece.needed < MOST_ROUNDS], joined)
+    return plan_seconds(plan, cost), hopeless
 
 
 def more_needed(still, cost, joined, elapsed):
