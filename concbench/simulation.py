@@ -79,6 +79,9 @@ class SimRow:
             self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
+        # Comparisons in one worker with another row (``race``), and
+        # whether the run makes them (rows paired in their worker).
+        self.races, self.one_worker_races = {}, pairing == IN_WORKER
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor = {}, None
@@ -131,12 +134,26 @@ def world(kind):
     return {row.name: row for row in rows}
 
 
+def race(rows, name):
+    """The comparison ``w/<a> vs <b>`` of two rows in one worker, made on
+    its first round: a row paired in its worker whose truth is a's time
+    over b's, with the rows' noise (the simulation checks the answers'
+    errors, not how much sooner this pairing answers)."""
+    if name not in rows:
+        first, _, second = name.partition(" vs ")
+        one, other = rows[first], rows["w/" + second]
+        found = SimRow(name[2:], one.truth / other.truth, len(rows), IN_WORKER)
+        found.name, found.model, found.against = name, one.model, other
+        rows[name] = found
+    return rows[name]
+
+
 def run_round(rows, names, number, noise, pairs, rng):
     """Round ``number`` of the benchmarks ``names``: rows paired in their
     worker get ``pairs[name]`` pairs, rows paired by round one value."""
     noise.next_round()
     for name in names:
-        row = rows[name]
+        row = race(rows, name) if " vs " in name else rows[name]
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
@@ -153,8 +170,12 @@ def settle_all(rows):
     for row in rows.values():
         if row.pairing == IN_WORKER:
             row.paired_logs, row.within_floor = units(row.groups)
-        settle(row, reference)
-    groups = {"w": [r for r in rows.values() if r.model != "control"]}
+        against = getattr(row, "against", None)
+        settle(row, against or reference)
+        if against is not None:
+            rows["w/" + row.model].races[against.model] = row
+    groups = {"w": [r for r in rows.values()
+                    if r.model != "control" and getattr(r, "against", None) is None]}
     return groups, {"w": rows["w/control"]}
 
 
@@ -163,7 +184,8 @@ def sizes(rows, questions, remaining):
     (``calibration``), for the rows an open question needs."""
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                              OVERHEAD_S)
-               for name, row in rows.items() if row.pairing == IN_WORKER}
+               for name, row in rows.items()
+               if row.pairing == IN_WORKER and not hasattr(row, "against")}
     between = pooled_between(figures.values())
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
@@ -188,8 +210,8 @@ def simulate(kind, sd, rng, budget=BUDGET_S):
         pairs = sizes(rows, questions, budget - spent)
 
         def cost(name):
-            row = rows[name]
-            if row.pairing == IN_WORKER:
+            row = rows.get(name)
+            if row is None or row.pairing == IN_WORKER:
                 return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
             return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
         chosen, names, used = choose(still, cost, budget - spent,

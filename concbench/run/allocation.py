@@ -7,7 +7,9 @@ model, the best worker counts, where more workers stopped helping. Each
 added round runs only what an open question needs: a row's benchmark (with
 its reference where it pairs by round), the leader of a race and the rows
 still in contention with it (a row shown slower than the leader stops once
-its own verdict is decided), the two ends of an open step. A workload's A/A
+its own verdict is decided), the two ends of an open step; two rows paired
+in their worker, as the two in one worker of their own (``concbench.run.races``:
+a race's comparison, which brings no control). A workload's A/A
 control runs in every round that adds a paired round to any of its rows, so
 that it ends with as many rounds as the longest row and can see a bias of
 the arrangement as well as any row could. Questions likely to be answered
@@ -27,15 +29,13 @@ what is left (``calibration.fit``).
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
 (``concbench.analysis.anytime``). How many values each worker runs, and whether it
-warms up, is ``concbench.run.calibration``'s.
+warms up, is ``concbench.run.calibration``'s; the loop of added rounds,
+and what the console says of them, ``concbench.run.added_rounds``'s.
 """
 
-import math
-import time
-
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import MOST_ROUNDS
-from concbench.run import calibration
+from concbench.analysis.comparisons import can_race, race_name
+from concbench.run import calibration, costs
 from concbench.run.progress import format_duration, say
 from concbench.analysis.questions import all_questions
 from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
@@ -64,7 +64,10 @@ def members(question):
         return {row.name}
     found = set()
     for row, other in question.pairs:
-        found |= runs_needed(row, other)
+        # Two rows that the run may compare in one worker of their own are
+        # compared there: it sees both on the same machine, where their
+        # speedups each carry the reference's CPU against their own.
+        found |= {race_name(row, other)} if can_race(row, other) else runs_needed(row, other)
     return found
 
 
@@ -221,85 +224,14 @@ class Allocation:
     def cost(self, took):
         def of(name):
             sizes = self.sizes.get(name)
-            return sizes.seconds if sizes else took.get(name, calibration.OVERHEAD_S)
+            if sizes:
+                return sizes.seconds
+            row, between, _ = name.partition(" vs ")
+            if name not in took and between:
+                # A race's comparison before it ran: a worker like its row's.
+                return of(row)
+            return took.get(name, costs.OVERHEAD_S)
         return of
 
     def joined(self, names):
         return with_controls(names, self.groups, self.controls)
-
-
-def add_rounds(master, allocation):
-    """Rounds of the open questions' benchmarks while one fits in the
-    budget. ``master``: the cli's, which runs a round (``add_round``) and
-    knows the suite, the start, the rounds so far and what each
-    benchmark's worker last took (``took``, by name)."""
-    plan = allocation.plan
-    extra = []
-    while True:
-        elapsed = time.monotonic() - master.start
-        rounds = master.rounds_done()
-        allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
-        # A file this run appends to may hold benchmarks of earlier runs
-        # that this one does not run: their questions are not this run's.
-        still = [q for q in allocation.still() if members(q) <= set(master.order)]
-        if not still:
-            say("every %s after %d rounds (%s)" % (
-                "row is decided and within +-%g%%" % plan.precision if plan.precision
-                else "question is answered", rounds, format_duration(elapsed)))
-            return
-        remaining = plan.max_time - elapsed
-        cost = allocation.cost(master.took_by_name())
-        chosen, names, spent = choose(still, cost, remaining, allocation.joined)
-        if not chosen:
-            say("time budget (%s) spent after %d rounds: still open: %s; %s" % (
-                format_duration(plan.max_time), rounds, describe(still),
-                more_needed(still, cost, allocation.joined, elapsed)))
-            return
-        indexes = sorted(master.order[name] for name in names if name in master.order)
-        extra.append(indexes)
-        say("round %d (added): open: %s; %d benchmarks in this round, about %s; "
-            "%s left of %s" % (rounds + 1, describe(still), len(indexes),
-                               format_duration(spent), format_duration(max(0, remaining)),
-                               format_duration(plan.max_time)))
-        master.add_round(indexes, extra)
-
-
-def still_needs(still, cost, joined=lambda names: names):
-    """(seconds, hopeless): what the rounds the open questions are likely
-    to need would take if their spreads held, round after round the
-    benchmarks of those that still need one (``cost``, ``joined`` as in
-    ``choose``); hopeless: the labels of those no number of rounds up to
-    MOST_ROUNDS would answer at their spread."""
-    pieces = parts_of(still)
-    hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
-    plan = planned([piece for piece in pieces if piece.needed < MOST_ROUNDS], joined)
-    return plan_seconds(plan, cost), hopeless
-
-
-def more_needed(still, cost, joined, elapsed):
-    """'at their spreads they would need about 14m10s more (--max-time
-    23m)': what a user can give a run that answers them (its first rounds
-    as this one, then theirs)."""
-    seconds, hopeless = still_needs(still, cost, joined)
-    found = []
-    if seconds:
-        found.append("at their spreads %s would need about %s more (--max-time %s)" % (
-            "the others" if hopeless else "they", format_duration(seconds),
-            "%dm" % math.ceil((elapsed + seconds) / 60)))
-    if hopeless:
-        found.append("%s would need more than %d rounds" % ("; ".join(hopeless), MOST_ROUNDS))
-    return "; ".join(found)
-
-
-def describe(still):
-    """'3 rows; fastest in encode, rotate; best thread count in rotate'."""
-    rows = sum(1 for q in still if q.kind in ("row", "control"))
-    parts = ["%d row%s" % (rows, "" if rows == 1 else "s")] if rows else []
-    topics = {}
-    for q in still:
-        if q.kind not in ("row", "control"):
-            topics.setdefault(q.topic, []).append(q.workload)
-    parts.extend("%s in %s" % (topic, ", ".join(workloads))
-                 for topic, workloads in topics.items())
-    return "; ".join(parts) or "none"
-

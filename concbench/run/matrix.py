@@ -261,3 +261,4 @@ def build_matrix(args, left_out=None):
                               "models are: %s" % (pattern, args.preset,
                                                   ", ".join(sorted(preset_names))))
     return matrix
+

@@ -1,0 +1,87 @@
+"""The rounds added while questions are open, and what the console says
+of them: each round's open questions and cost, and when the budget ends,
+what the questions still open would need (the rounds their spreads call
+for, and which no number of rounds would answer). Which benchmarks each
+round runs is ``concbench.run.allocation``'s."""
+
+import math
+import time
+
+from concbench.analysis.comparisons import MOST_ROUNDS
+from concbench.run.allocation import choose, members, parts_of, plan_seconds, planned
+from concbench.run.progress import format_duration, say
+
+def still_needs(still, cost, joined=lambda names: names):
+    """(seconds, hopeless): what the rounds the open questions are likely
+    to need would take if their spreads held, round after round the
+    benchmarks of those that still need one (``cost``, ``joined`` as in
+    ``choose``); hopeless: the labels of those no number of rounds up to
+    MOST_ROUNDS would answer at their spread."""
+    pieces = parts_of(still)
+    hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
+    plan = planned([piece for piece in pieces if piece.needed < MOST_ROUNDS], joined)
+    return plan_seconds(plan, cost), hopeless
+
+
+def more_needed(still, cost, joined, elapsed):
+    """'at their spreads they would need about 14m10s more (--max-time
+    23m)': what a user can give a run that answers them (its first rounds
+    as this one, then theirs)."""
+    seconds, hopeless = still_needs(still, cost, joined)
+    found = []
+    if seconds:
+        found.append("at their spreads %s would need about %s more (--max-time %s)" % (
+            "the others" if hopeless else "they", format_duration(seconds),
+            "%dm" % math.ceil((elapsed + seconds) / 60)))
+    if hopeless:
+        found.append("%s would need more than %d rounds" % ("; ".join(hopeless), MOST_ROUNDS))
+    return "; ".join(found)
+
+
+def describe(still):
+    """'3 rows; fastest in encode, rotate; best thread count in rotate'."""
+    rows = sum(1 for q in still if q.kind in ("row", "control"))
+    parts = ["%d row%s" % (rows, "" if rows == 1 else "s")] if rows else []
+    topics = {}
+    for q in still:
+        if q.kind not in ("row", "control"):
+            topics.setdefault(q.topic, []).append(q.workload)
+    parts.extend("%s in %s" % (topic, ", ".join(workloads))
+                 for topic, workloads in topics.items())
+    return "; ".join(parts) or "none"
+
+def add_rounds(master, allocation):
+    """Rounds of the open questions' benchmarks while one fits in the
+    budget. ``master``: the cli's, which runs a round (``add_round``) and
+    knows the suite, the start, the rounds so far and what each
+    benchmark's worker last took (``took``, by name)."""
+    plan = allocation.plan
+    extra = []
+    while True:
+        elapsed = time.monotonic() - master.start
+        rounds = master.rounds_done()
+        allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
+        # A file this run appends to may hold benchmarks of earlier runs
+        # that this one does not run: their questions are not this run's.
+        still = [q for q in allocation.still()
+                 if all(master.index_of(name) is not None for name in members(q))]
+        if not still:
+            say("every %s after %d rounds (%s)" % (
+                "row is decided and within +-%g%%" % plan.precision if plan.precision
+                else "question is answered", rounds, format_duration(elapsed)))
+            return
+        remaining = plan.max_time - elapsed
+        cost = allocation.cost(master.took_by_name())
+        chosen, names, spent = choose(still, cost, remaining, allocation.joined)
+        if not chosen:
+            say("time budget (%s) spent after %d rounds: still open: %s; %s" % (
+                format_duration(plan.max_time), rounds, describe(still),
+                more_needed(still, cost, allocation.joined, elapsed)))
+            return
+        indexes = sorted(index for index in map(master.index_of, names) if index is not None)
+        extra.append(indexes)
+        say("round %d (added): open: %s; %d benchmarks in this round, about %s; "
+            "%s left of %s" % (rounds + 1, describe(still), len(indexes),
+                               format_duration(spent), format_duration(max(0, remaining)),
+                               format_duration(plan.max_time)))
+        master.add_round(indexes, extra)

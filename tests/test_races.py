@@ -1,0 +1,122 @@
+"""A race's two models compared in one worker of their own.
+
+Two models that use both CPUs each carry the other CPU's speed in their
+speedup over a reference on one; paired with each other in one worker
+they see the same machine. A race between rows paired in their worker
+runs them so in the rounds bench.py adds, and reads both sources, each at
+half the level, only in a run that said beforehand that it would.
+"""
+
+import json
+import math
+import random
+
+import pyperf
+
+from concbench.analysis.comparisons import both_ways, compare
+from concbench.analysis.questions import Race, all_questions
+from concbench.analysis.rows import build_rows
+from concbench.analysis.stats import Ratio
+from concbench.run.allocation import members
+from conftest import run, run_bench
+
+ROUNDS = 8
+
+
+def paired_run(name, model, number, logs, **extra):
+    """One worker's run: the model's batches of 0.2 s, the other side's
+    beside them at exp(log) times as long."""
+    meta = {"name": name, "pairing": "worker", "workload": "w", "workload_kind": "cpu", "model": model,
+            "reference_model": "sequential", "round": number, "items_per_batch": 4,
+            "concurrency": 1, "parallelism": 1, "interpreters": 1, "item_side": "sync",
+            "unit": "second",
+            "paired_reference_s": " ".join(repr(0.2 * math.exp(x)) for x in logs)}
+    meta.update(extra)
+    return pyperf.Run([0.2] * len(logs), metadata=meta, collect_metadata=False)
+
+
+def race_file(racing=True, duel=True, seed=3):
+    """Rows a (2.0x sequential) and b (2.2x), their speedups spread by 0.2
+    a round, and a's comparison with b in one worker, spread by 0.01: b is
+    10% faster."""
+    rng = random.Random(seed)
+    said = {"race_pairing": "worker"} if racing else {}
+    runs = {"w/sequential": [], "w/a": [], "w/b": [], "w/a vs b": []}
+    for number in range(ROUNDS):
+        meta = dict(paired_run("w/sequential", "sequential", number, [0.0], **said)
+                    .get_metadata(), pairing="none")
+        del meta["paired_reference_s"]
+        runs["w/sequential"].append(pyperf.Run([0.4], metadata=meta, collect_metadata=False))
+        for model, truth in (("a", 2.0), ("b", 2.2)):
+            runs["w/" + model].append(paired_run(
+                "w/" + model, model, number,
+                [math.log(truth) + rng.gauss(0, 0.2) for _ in range(3)], **said))
+        runs["w/a vs b"].append(paired_run(
+            "w/a vs b", "a", number,
+            [math.log(2.0 / 2.2) + rng.gauss(0, 0.01) for _ in range(3)], race_with="b",
+            **said))
+    names = list(runs) if duel else list(runs)[:-1]
+    return pyperf.BenchmarkSuite([pyperf.Benchmark(runs[name]) for name in names])
+
+
+def test_a_race_reads_the_two_models_compared_in_one_worker():
+    rows = {r.model: r for r in build_rows(race_file())["w"]}
+    assert set(rows) == {"sequential", "a", "b"}      # the comparison is no row
+    assert rows["a"].races["b"].name == "w/a vs b"
+    ratio = compare(rows["a"], rows["b"], 2)
+    # a's time over b's: 1.10, from the pairs in one worker.
+    assert 1.07 < ratio.low and ratio.high < 1.14, ratio
+    race = Race(list(rows.values()))
+    assert race.leader.model == "b" and race.answered
+    # Through the speedups alone (a file whose run did not say it would
+    # compare them in one worker, or that has no such comparison), the
+    # same rows are not told apart.
+    for suite in (race_file(racing=False), race_file(duel=False)):
+        alone = {r.model: r for r in build_rows(suite)["w"]}
+        assert not Race(list(alone.values())).answered
+        assert compare(alone["a"], alone["b"], 2).includes_one()
+
+
+def test_an_open_race_between_rows_paired_in_their_worker_runs_them_in_one_worker():
+    for racing, expected in ((True, {"w/a vs b"}), (False, {"w/a", "w/b"})):
+        groups = build_rows(race_file(racing=racing, duel=False))
+        fastest = next(q for q in all_questions(groups, {}) if q.kind == "fastest")
+        runs = set().union(*[members(part) for part in fastest.parts])
+        assert expected <= runs, (racing, runs)
+        if racing:
+            assert not {"w/a", "w/b"} & runs
+
+
+def test_both_sources_hold_where_they_overlap():
+    wide = Ratio(1.05, 0.90, 1.20, 3, 6, (1.0, 1.1), 0.1)
+    narrow = Ratio(1.10, 1.02, 1.15, 6, 6, (1.1, 1.1), 0.02)
+    found = both_ways(wide, narrow)
+    assert (found.low, found.high, found.point) == (1.02, 1.15, 1.10)
+    assert both_ways(wide, None) is wide
+    # Two that miss each other: one of them missed the truth.
+    assert both_ways(Ratio(0.9, 0.8, 0.97, 0, 6), narrow) is narrow
+
+
+def test_a_run_compares_a_race_in_one_worker_and_files_it_apart(tmp_path):
+    """A real run whose race stays open after its rounds: the rounds it
+    adds run the two models in one worker, checked like any batch; the
+    file is pyperf's, and the report's rows leave the comparison out."""
+    proc = run_bench(["--workload", "rotate", "--model", "sequential,threads-2,threads-4",
+                      "--items", "4", "--image-size", "128", "--max-time", "20s",
+                      "--quiet", "-o", "r.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite = pyperf.BenchmarkSuite.load(str(tmp_path / "r.json"))
+    assert suite.get_metadata()["race_pairing"] == "worker", proc.stderr
+    races = [b for b in suite.get_benchmarks() if " vs " in b.get_name()]
+    assert [b.get_name() for b in races] == ["rotate/threads-2 vs threads-4"], proc.stderr
+    for run_ in races[0].get_runs():
+        meta = run_.get_metadata()
+        assert meta["race_with"] == "threads-4" and meta["model"] == "threads-2", meta
+        assert len(meta["paired_reference_s"].split()) == len(run_.values), meta
+        assert meta["failures"] == 0 and meta.get("paired_reference_failures", 0) == 0, meta
+    shown = run(["-m", "pyperf", "show", "r.json"], tmp_path)
+    assert shown.returncode == 0 and "threads-2 vs threads-4" in shown.stdout
+    out = run(["-m", "concbench.report", "r.json", "--format", "json"], tmp_path)
+    rows = json.loads(out.stdout)["workloads"]["rotate"]["rows"]
+    assert sorted(r["benchmark"] for r in rows) == [
+        "rotate/sequential", "rotate/threads-2", "rotate/threads-4"]
