@@ -33,7 +33,11 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
 in one pair of five, a jump of 0.5 of either sign (a change of the
-machine's speed between the two batches).
+machine's speed between the two batches). A race or step between two of
+them runs, as in bench.py, as the two in one worker of their own
+(``concbench.run.races``), simulated with a row's noise: the simulation
+checks the answers' errors when both sources are read, not how much
+sooner that pairing answers.
 
     python -m concbench.simulation [--trials N] [--seed N]
 """
@@ -136,9 +140,8 @@ def world(kind):
 
 def race(rows, name):
     """The comparison ``w/<a> vs <b>`` of two rows in one worker, made on
-    its first round: a row paired in its worker whose truth is a's time
-    over b's, with the rows' noise (the simulation checks the answers'
-    errors, not how much sooner this pairing answers)."""
+    its first round: a row paired in its worker whose truth is b's time
+    over a's (as a speedup is the reference's over the model's)."""
     if name not in rows:
         first, _, second = name.partition(" vs ")
         one, other = rows[first], rows["w/" + second]

@@ -97,21 +97,24 @@ def test_both_sources_hold_where_they_overlap():
     assert both_ways(Ratio(0.9, 0.8, 0.97, 0, 6), narrow) is narrow
 
 
-def test_a_run_compares_a_race_in_one_worker_and_files_it_apart(tmp_path):
-    """A real run whose race stays open after its rounds: the rounds it
-    adds run the two models in one worker, checked like any batch; the
-    file is pyperf's, and the report's rows leave the comparison out."""
+def test_a_race_comparison_runs_checked_in_one_worker_and_is_filed_apart(tmp_path):
+    """The comparison of threads-2 and threads-4 in one worker, in a round
+    of its own (the one an open race would add; its index is the matrix's
+    3 + 1 x 3 + 2): checked like any batch, filed in pyperf's format after
+    the matrix's benchmarks, and left out of the report's rows. A run with a
+    budget says beforehand that it makes such comparisons."""
     proc = run_bench(["--workload", "rotate", "--model", "sequential,threads-2,threads-4",
-                      "--items", "4", "--image-size", "128", "--max-time", "20s",
-                      "--quiet", "-o", "r.json"], tmp_path)
+                      "--items", "4", "--image-size", "128", "--no-control", "-p", "1",
+                      "--extra-rounds", "8", "--quiet", "-o", "r.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "r.json"))
-    assert suite.get_metadata()["race_pairing"] == "worker", proc.stderr
-    races = [b for b in suite.get_benchmarks() if " vs " in b.get_name()]
-    assert [b.get_name() for b in races] == ["rotate/threads-2 vs threads-4"], proc.stderr
-    for run_ in races[0].get_runs():
+    assert [b.get_name() for b in suite.get_benchmarks()] == ["rotate/sequential", "rotate/threads-2", "rotate/threads-4",
+                                 "rotate/threads-2 vs threads-4"]
+    race = suite.get_benchmark("rotate/threads-2 vs threads-4")
+    for run_ in race.get_runs():
         meta = run_.get_metadata()
         assert meta["race_with"] == "threads-4" and meta["model"] == "threads-2", meta
+        assert meta["round"] == 1 and meta["pairing"] == "worker", meta
         assert len(meta["paired_reference_s"].split()) == len(run_.values), meta
         assert meta["failures"] == 0 and meta.get("paired_reference_failures", 0) == 0, meta
     shown = run(["-m", "pyperf", "show", "r.json"], tmp_path)
@@ -120,3 +123,11 @@ def test_a_run_compares_a_race_in_one_worker_and_files_it_apart(tmp_path):
     rows = json.loads(out.stdout)["workloads"]["rotate"]["rows"]
     assert sorted(r["benchmark"] for r in rows) == [
         "rotate/sequential", "rotate/threads-2", "rotate/threads-4"]
+    assert "race_pairing" not in suite.get_metadata()       # a fixed count adds no round
+    budget = run_bench(["--workload", "sleep", "--model", "sequential,threads-2", "--items",
+                        "2", "--latency-ms", "1", "--jitter-ms", "0", "--max-time", "1s",
+                        "--quiet", "-o",
+                        "b.json"], tmp_path)
+    assert budget.returncode == 0, budget.stderr
+    said = pyperf.BenchmarkSuite.load(str(tmp_path / "b.json")).get_metadata()
+    assert said["race_pairing"] == "worker"

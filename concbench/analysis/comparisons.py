@@ -137,10 +137,12 @@ def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     whose confidence sequence's half-width (at 1 - ``alpha``) is below
     ``room(mean)``, the distance from the mean to the nearest answer. The
     spread of two rounds says too little to give one up: below three, one
-    more. ``floor``: the least spread, as the interval takes it."""
+    more, but never fewer than the sequence needs to be bounded at all (at
+    95% over 15 comparisons, halved for two sources: 5). ``floor``: the
+    least spread, as the interval takes it."""
     count = len(logs)
     if count < 3:
-        return count + 1
+        return max(count + 1, anytime.first_bounded(alpha))
     spread = max(stdev(logs), floor or 0.0)
     target = room(mean(logs))
     if spread == 0:

@@ -177,6 +177,7 @@ class Master:
     def run(self, round_number, index, last):
         stop_if_signalled()
         bench = self.cell(index)
+        self.order.setdefault(bench.name, index)    # filed after the matrix's own
         name = task_name(bench.name, round_number)
         saved = self.runner.args.values, self.runner.args.warmups
         self.runner.args.values, self.runner.args.warmups = self.sizes(bench)
