@@ -33,11 +33,7 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
 in one pair of five, a jump of 0.5 of either sign (a change of the
-machine's speed between the two batches). A race or step between two of
-them runs, as in bench.py, as the two in one worker of their own
-(``concbench.run.races``), simulated with a row's noise: the simulation
-checks the answers' errors when both sources are read, not how much
-sooner that pairing answers.
+machine's speed between the two batches).
 
     python -m concbench.simulation [--trials N] [--seed N]
 """
@@ -83,9 +79,6 @@ class SimRow:
             self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
-        # Comparisons in one worker with another row (``race``), and
-        # whether the run makes them (rows paired in their worker).
-        self.races, self.one_worker_races = {}, pairing == IN_WORKER
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor = {}, None
@@ -138,25 +131,12 @@ def world(kind):
     return {row.name: row for row in rows}
 
 
-def race(rows, name):
-    """The comparison ``w/<a> vs <b>`` of two rows in one worker, made on
-    its first round: a row paired in its worker whose truth is b's time
-    over a's (as a speedup is the reference's over the model's)."""
-    if name not in rows:
-        first, _, second = name.partition(" vs ")
-        one, other = rows[first], rows["w/" + second]
-        found = SimRow(name[2:], one.truth / other.truth, len(rows), IN_WORKER)
-        found.name, found.model, found.against = name, one.model, other
-        rows[name] = found
-    return rows[name]
-
-
 def run_round(rows, names, number, noise, pairs, rng):
     """Round ``number`` of the benchmarks ``names``: rows paired in their
     worker get ``pairs[name]`` pairs, rows paired by round one value."""
     noise.next_round()
     for name in names:
-        row = race(rows, name) if " vs " in name else rows[name]
+        row = rows[name]
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
@@ -173,12 +153,8 @@ def settle_all(rows):
     for row in rows.values():
         if row.pairing == IN_WORKER:
             row.paired_logs, row.within_floor = units(row.groups)
-        against = getattr(row, "against", None)
-        settle(row, against or reference)
-        if against is not None:
-            rows["w/" + row.model].races[against.model] = row
-    groups = {"w": [r for r in rows.values()
-                    if r.model != "control" and getattr(r, "against", None) is None]}
+        settle(row, reference)
+    groups = {"w": [r for r in rows.values() if r.model != "control"]}
     return groups, {"w": rows["w/control"]}
 
 
@@ -187,8 +163,7 @@ def sizes(rows, questions, remaining):
     (``calibration``), for the rows an open question needs."""
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                              OVERHEAD_S)
-               for name, row in rows.items()
-               if row.pairing == IN_WORKER and not hasattr(row, "against")}
+               for name, row in rows.items() if row.pairing == IN_WORKER}
     between = pooled_between(figures.values())
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
@@ -213,8 +188,8 @@ def simulate(kind, sd, rng, budget=BUDGET_S):
         pairs = sizes(rows, questions, budget - spent)
 
         def cost(name):
-            row = rows.get(name)
-            if row is None or row.pairing == IN_WORKER:
+            row = rows[name]
+            if row.pairing == IN_WORKER:
                 return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
             return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
         chosen, names, used = choose(still, cost, budget - spent,

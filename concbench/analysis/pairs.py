@@ -95,19 +95,3 @@ def middles(row):
         except (KeyError, TypeError, ValueError):
             continue
     return found
-
-
-def attach_races(races, rows, groups, racing):
-    """Settle each race's comparison of two models in one worker (``races``:
-    rows of benchmarks ``<workload>/<model> vs <other>``; its ratio is the
-    other's time / this model's) and attach it to its model's row
-    (``row.races``, by the other model); ``racing``: whether the run makes
-    them (``race_pairing``), said to every row of ``rows``."""
-    for row in rows:
-        row.one_worker_races = racing
-    for race in races:
-        by_model = {r.model: r for r in groups.get(race.workload, [])}
-        one, other = by_model.get(race.model), by_model.get(race.meta[K.RACE_WITH])
-        if one is not None and other is not None:
-            settle(race, other)
-            one.races[other.model] = race

@@ -27,11 +27,9 @@ import math
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, can_race, compare, race_logs,
-                                            race_room, rounds_needed, row_question,
-                                            step_room)
-from concbench.analysis.stats import SAME_BAND, mean, verdict
-
+from concbench.analysis.comparisons import (HELPED, Question, compare, race_room,
+                                            rounds_needed, row_question, step_room)
+from concbench.analysis.stats import SAME_BAND, verdict
 
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
@@ -105,13 +103,12 @@ class Race:
         for row, ratio, state in self.entries:
             if state != OPEN:
                 continue
-            logs, floor, level = planned_from(row, self.leader, ratio, alpha)
+            logs = [math.log(x) for x in ratio.values] if ratio else []
             parts.append(Question(
                 kind, workload, topic, False, [self.leader, row], len(logs),
-                rounds_needed(logs, race_room, level, floor),
-                pairs=[(row, self.leader)], alpha=level,
-                room=race_room(mean(logs) if logs else
-                               math.log(ratio.point) if ratio else 0.0)))
+                rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None),
+                pairs=[(row, self.leader)], alpha=alpha,
+                room=race_room(math.log(ratio.point) if ratio else 0.0)))
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),
@@ -120,19 +117,6 @@ class Race:
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
         found.parts = parts
         return found
-
-
-def planned_from(row, other, ratio, alpha):
-    """(per-round logs, their floor, the level) that the rounds a
-    comparison still needs are estimated from: where the two may be
-    compared in one worker of their own, that comparison's (the rounds
-    added for it run it alone, at half the level), else the comparison's
-    own rounds."""
-    if can_race(row, other):
-        logs, floor = race_logs(row, other)
-        return logs, floor, alpha / 2
-    return ([math.log(x) for x in ratio.values] if ratio else [],
-            ratio.log_sd if ratio else None, alpha)
 
 
 def helping(members):
@@ -179,13 +163,13 @@ def step_question(workload, counted, label, rows_of):
     if found is None or found[0] == "stopped":
         return Question("helping", workload, topic, True)
     _, current, following, ratio = found
-    logs, floor, alpha = planned_from(current, following, ratio,
-                                      anytime.ALPHA / (len(rows_of) - 1))
+    logs = [math.log(x) for x in ratio.values] if ratio else []
+    alpha = anytime.ALPHA / (len(rows_of) - 1)
     return Question("helping", workload, topic, False, [current, following],
-                    len(logs), rounds_needed(logs, step_room, alpha, floor),
+                    len(logs), rounds_needed(logs, step_room, alpha,
+                                             ratio.log_sd if ratio else None),
                     pairs=[(current, following)],
-                    room=step_room(mean(logs) if logs else
-                                   math.log(ratio.point) if ratio else 0.0), alpha=alpha)
+                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha)
 
 
 def workload_questions(rows, control=None, precision=None):

@@ -7,9 +7,7 @@ model, the best worker counts, where more workers stopped helping. Each
 added round runs only what an open question needs: a row's benchmark (with
 its reference where it pairs by round), the leader of a race and the rows
 still in contention with it (a row shown slower than the leader stops once
-its own verdict is decided), the two ends of an open step; two rows paired
-in their worker, as the two in one worker of their own (``concbench.run.races``:
-a race's comparison, which brings no control). A workload's A/A
+its own verdict is decided), the two ends of an open step. A workload's A/A
 control runs in every round that adds a paired round to any of its rows, so
 that it ends with as many rounds as the longest row and can see a bias of
 the arrangement as well as any row could. Questions likely to be answered
@@ -34,7 +32,6 @@ and what the console says of them, ``concbench.run.added_rounds``'s.
 """
 
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import can_race, race_name
 from concbench.run import calibration, costs
 from concbench.run.progress import format_duration, say
 from concbench.analysis.questions import all_questions
@@ -64,10 +61,7 @@ def members(question):
         return {row.name}
     found = set()
     for row, other in question.pairs:
-        # Two rows that the run may compare in one worker of their own are
-        # compared there: it sees both on the same machine, where their
-        # speedups each carry the reference's CPU against their own.
-        found |= {race_name(row, other)} if can_race(row, other) else runs_needed(row, other)
+        found |= runs_needed(row, other)
     return found
 
 
@@ -224,13 +218,7 @@ class Allocation:
     def cost(self, took):
         def of(name):
             sizes = self.sizes.get(name)
-            if sizes:
-                return sizes.seconds
-            row, between, _ = name.partition(" vs ")
-            if name not in took and between:
-                # A race's comparison before it ran: a worker like its row's.
-                return of(row)
-            return took.get(name, costs.OVERHEAD_S)
+            return sizes.seconds if sizes else took.get(name, costs.OVERHEAD_S)
         return of
 
     def joined(self, names):

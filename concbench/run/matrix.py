@@ -261,4 +261,3 @@ def build_matrix(args, left_out=None):
                               "models are: %s" % (pattern, args.preset,
                                                   ", ".join(sorted(preset_names))))
     return matrix
-
