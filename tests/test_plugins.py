@@ -132,7 +132,7 @@ def test_a_plugin_distribution_lists_runs_and_reports(tmp_path):
                           "digit-sums/threads-2", "digit-sums/processes-2-chunk-10",
                           "digit-sums/asyncio"]
     proc = concbench(["run", "--workload", "digit-sums", "--model",
-                      "sequential,threads-2,backwards", "-p", "2", "-n", "1", "-w", "0",
+                      "sequential,threads-2,backwards", "-p", "2", "-n", "3", "-w", "0",
                       "-o", "x.json"], work, [site])
     assert proc.returncode == 0, proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(work / "x.json"))
@@ -161,7 +161,11 @@ def test_a_plugin_distribution_lists_runs_and_reports(tmp_path):
     assert entry["control"]["benchmark"] == "digit-sums/control"
     assert entry["control"]["rounds"] == 2
     assert not any({"check", "failures"} & set(r["flags"].split(",")) for r in rows), rows
-    assert rows[2]["speedup"] > 0.5       # the same work, in another order
+    # The same work, in another order: each round's speedup is the median
+    # of its worker's three pairs, so that one pair run across a change of
+    # a busy machine's speed (0.34x once, beside the whole suite) does not
+    # decide it.
+    assert rows[2]["speedup"] > 0.5
 
 
 def test_positions_do_not_depend_on_installation_order(tmp_path):
