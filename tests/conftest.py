@@ -29,17 +29,6 @@ def pytest_collection_modifyitems(items):
         item.add_marker(pytest.mark.xdist_group("tox" if name in TOX_FILES else name))
 
 
-@pytest.hookimpl(optionalhook=True)     # pytest -p no:xdist has no such hook
-def pytest_xdist_auto_num_workers(config):
-    """-n auto: a process per core and one more. Most tests wait on the
-    processes they start (bench.py's workers, servers, signals timed to a
-    moment), and with one process per core the suite left a fifth of the
-    CPU idle: on 2 cores, 5 min 17 s with two, 4 min 20 s with three."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else os.cpu_count() or 1
-    return cores + 1
-
-
 def skip_or_fail(reason):
     """Skip with a reason on a user's machine; fail under .ci/run."""
     if REQUIRE_SERVICES:
