@@ -51,6 +51,7 @@ def describe(still):
                  for topic, workloads in topics.items())
     return "; ".join(parts) or "none"
 
+
 def add_rounds(master, allocation):
     """Rounds of the open questions' benchmarks while one fits in the
     budget. ``master``: the cli's, which runs a round (``add_round``) and
