@@ -33,7 +33,12 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
 in one pair of five, a jump of 0.5 of either sign (a change of the
-machine's speed between the two batches).
+machine's speed between the two batches). A close race or step between
+two of them runs, as in bench.py, as the two in one worker of their own
+(``concbench.run.races``), several workers in a round, each simulated with
+a row's noise drawn on its own, one after the other (an AR(1) or a drift
+carries from one to the next): the simulation checks the answers' errors
+when both sources are read, not how much sooner that pairing answers.
 
     python -m concbench.simulation [--trials N] [--seed N]
 """
@@ -45,7 +50,7 @@ import random
 import sys
 
 from concbench import schema as K
-from concbench.run.allocation import choose, demands, with_controls
+from concbench.run.allocation import choose, demands, race_workers, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import Race, all_questions
@@ -79,6 +84,9 @@ class SimRow:
             self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
+        # Comparisons in one worker with another row (``race``), and
+        # whether the run makes them (rows paired in their worker).
+        self.races, self.one_worker_races = {}, pairing == IN_WORKER
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor = {}, None
@@ -131,21 +139,47 @@ def world(kind):
     return {row.name: row for row in rows}
 
 
-def run_round(rows, names, number, noise, pairs, rng):
+def race(rows, name):
+    """The comparison ``w/<a> vs <b>`` of two rows in one worker, made on
+    its first round: a row paired in its worker whose truth is b's time
+    over a's (as a speedup is the reference's over the model's)."""
+    if name not in rows:
+        first, _, second = name.partition(" vs ")
+        one, other = rows[first], rows["w/" + second]
+        found = SimRow(name[2:], one.truth / other.truth, len(rows), IN_WORKER)
+        found.name, found.model, found.against = name, one.model, other
+        rows[name] = found
+    return rows[name]
+
+
+def run_round(rows, names, number, noise, pairs, rng, workers=None):
     """Round ``number`` of the benchmarks ``names``: rows paired in their
-    worker get ``pairs[name]`` pairs, rows paired by round one value."""
+    worker get ``pairs[name]`` pairs, rows paired by round one value; a
+    race's comparison in one worker ``workers[name]`` workers, one after
+    the other, each a unit (keyed round, worker) with noise of its own."""
     noise.next_round()
     for name in names:
+        if " vs " in name:
+            row = race(rows, name)
+            for worker in range(workers.get(name, 1)):
+                row.groups[number, worker] = paired_group(row, noise.draw(name), 3, rng)
+            continue
         row = rows[name]
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
-            group = []
-            for _ in range(pairs.get(name, 3)):
-                jump = rng.choice((-JUMP, JUMP)) if rng.random() < JUMPS else 0.0
-                group.append(math.log(row.truth) + shift + rng.gauss(0.0, PAIR_SPREAD) + jump)
-            row.groups[number] = group
+            row.groups[number] = paired_group(row, shift, pairs.get(name, 3), rng)
         else:
             row.by_round[number] = math.exp(-math.log(row.truth) + shift)
+
+
+def paired_group(row, shift, count, rng):
+    """One worker's pairs: log ratios around the truth, each with the
+    pairs' own noise and, now and then, a jump."""
+    group = []
+    for _ in range(count):
+        jump = rng.choice((-JUMP, JUMP)) if rng.random() < JUMPS else 0.0
+        group.append(math.log(row.truth) + shift + rng.gauss(0.0, PAIR_SPREAD) + jump)
+    return group
 
 
 def settle_all(rows):
@@ -153,8 +187,12 @@ def settle_all(rows):
     for row in rows.values():
         if row.pairing == IN_WORKER:
             row.paired_logs, row.within_floor = units(row.groups)
-        settle(row, reference)
-    groups = {"w": [r for r in rows.values() if r.model != "control"]}
+        against = getattr(row, "against", None)
+        settle(row, against or reference)
+        if against is not None:
+            rows["w/" + row.model].races[against.model] = row
+    groups = {"w": [r for r in rows.values()
+                    if r.model != "control" and getattr(r, "against", None) is None]}
     return groups, {"w": rows["w/control"]}
 
 
@@ -163,7 +201,8 @@ def sizes(rows, questions, remaining):
     (``calibration``), for the rows an open question needs."""
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                              OVERHEAD_S)
-               for name, row in rows.items() if row.pairing == IN_WORKER}
+               for name, row in rows.items()
+               if row.pairing == IN_WORKER and not hasattr(row, "against")}
     between = pooled_between(figures.values())
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
@@ -186,17 +225,18 @@ def simulate(kind, sd, rng, budget=BUDGET_S):
         if not still:
             break
         pairs = sizes(rows, questions, budget - spent)
+        workers = race_workers(still)
 
         def cost(name):
-            row = rows[name]
-            if row.pairing == IN_WORKER:
-                return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
+            row = rows.get(name)
+            if row is None or row.pairing == IN_WORKER:
+                return (OVERHEAD_S + pairs.get(name, 3) * PAIR_S) * workers.get(name, 1)
             return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
         chosen, names, used = choose(still, cost, budget - spent,
                                      lambda found: with_controls(found, groups, controls))
         if not chosen:
             break
-        run_round(rows, sorted(names), number, noise, pairs, rng)
+        run_round(rows, sorted(names), number, noise, pairs, rng, workers)
         spent += used
         number += 1
     groups, controls = settle_all(rows)

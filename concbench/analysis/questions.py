@@ -27,9 +27,11 @@ import math
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, compare, race_room,
-                                            rounds_needed, row_question, step_room)
-from concbench.analysis.stats import SAME_BAND, verdict
+from concbench.analysis.comparisons import (HELPED, Question, can_race, compare, race_logs,
+                                            race_name, race_room, rounds_needed,
+                                            row_question, step_room)
+from concbench.analysis.stats import SAME_BAND, mean, verdict
+
 
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
@@ -103,12 +105,8 @@ class Race:
         for row, ratio, state in self.entries:
             if state != OPEN:
                 continue
-            logs = [math.log(x) for x in ratio.values] if ratio else []
-            parts.append(Question(
-                kind, workload, topic, False, [self.leader, row], len(logs),
-                rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None),
-                pairs=[(row, self.leader)], alpha=alpha,
-                room=race_room(math.log(ratio.point) if ratio else 0.0)))
+            parts.append(open_part(kind, workload, topic, [self.leader, row],
+                                   (row, self.leader), ratio, alpha, race_room))
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),
@@ -116,7 +114,40 @@ class Race:
                          pairs=[pair for p in parts for pair in p.pairs],
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
         found.parts = parts
+        for p in parts:
+            found.races.update(p.races)
         return found
+
+
+def open_part(kind, workload, topic, rows, pair, ratio, alpha, room):
+    """One open comparison (``pair``: row, other; ``ratio``: row's time over
+    other's) as a question to run, its rounds counted and estimated from
+    the source its next rounds come from. Two rows the run may compare in
+    one worker of their own (``can_race``) are read from both sources at
+    half the level each, and run as that comparison once it has run, or
+    before when it is likely to need fewer workers than their speedups
+    need rounds: a row far behind leaves a race after a round or two of
+    the rows themselves, a close one would need many of theirs and needs
+    few of its own (``races``: the benchmark it runs as)."""
+    row, other = pair
+    logs = [math.log(x) for x in ratio.values] if ratio else []
+    floor = ratio.log_sd if ratio else None
+    race = None
+    if can_race(row, other):
+        alpha /= 2
+        own, own_floor = race_logs(row, other)
+        # Two rounds' spread is enough to tell a close comparison from one
+        # far apart, though not to give either up.
+        if own or rounds_needed(own, room, alpha, own_floor) < \
+                rounds_needed(logs, room, alpha, floor, least=2) - len(logs):
+            logs, floor, race = own, own_floor, race_name(row, other)
+    found = Question(kind, workload, topic, False, rows, len(logs),
+                     rounds_needed(logs, room, alpha, floor), pairs=[pair], alpha=alpha,
+                     room=room(mean(logs) if logs else
+                               math.log(ratio.point) if ratio else 0.0))
+    if race:
+        found.races[row.name, other.name] = race
+    return found
 
 
 def helping(members):
@@ -163,13 +194,8 @@ def step_question(workload, counted, label, rows_of):
     if found is None or found[0] == "stopped":
         return Question("helping", workload, topic, True)
     _, current, following, ratio = found
-    logs = [math.log(x) for x in ratio.values] if ratio else []
-    alpha = anytime.ALPHA / (len(rows_of) - 1)
-    return Question("helping", workload, topic, False, [current, following],
-                    len(logs), rounds_needed(logs, step_room, alpha,
-                                             ratio.log_sd if ratio else None),
-                    pairs=[(current, following)],
-                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha)
+    return open_part("helping", workload, topic, [current, following], (current, following),
+                     ratio, anytime.ALPHA / (len(rows_of) - 1), step_room)
 
 
 def workload_questions(rows, control=None, precision=None):
