@@ -13,8 +13,8 @@ import random
 
 import pyperf
 
-from concbench.analysis.comparisons import both_ways, compare
-from concbench.analysis.questions import Race, all_questions
+from concbench.analysis.comparisons import both_ways, can_race, compare
+from concbench.analysis.questions import Race, all_questions, fastest
 from concbench.analysis.rows import build_rows
 from concbench.analysis.stats import Ratio
 from concbench.analysis import anytime
@@ -29,29 +29,33 @@ def paired_run(name, model, number, logs, **extra):
     beside them at exp(log) times as long."""
     meta = {"name": name, "pairing": "worker", "workload": "w", "workload_kind": "cpu", "model": model,
             "reference_model": "sequential", "round": number, "items_per_batch": 4,
-            "concurrency": 1, "parallelism": 1, "interpreters": 1, "item_side": "sync",
+            "concurrency": 2, "parallelism": 2, "interpreters": 1, "item_side": "sync",
             "unit": "second",
             "paired_reference_s": " ".join(repr(0.2 * math.exp(x)) for x in logs)}
     meta.update(extra)
     return pyperf.Run([0.2] * len(logs), metadata=meta, collect_metadata=False)
 
 
-def race_file(racing=True, duel=True, seed=3, rounds=ROUNDS, faster=2.2, workers=1):
-    """Rows a (2.0x sequential) and b (2.2x: 10% faster), their speedups
-    spread by 0.2 a round, and a's comparison with b in one worker, spread
-    by 0.01, ``workers`` of them in each round."""
+def race_file(racing=True, duel=True, seed=3, rounds=ROUNDS, faster=2.2, workers=1,
+              a_threads=2):
+    """Rows a (2.0x sequential, on ``a_threads`` threads) and b (2.2x: 10%
+    faster, on 2), their speedups spread by 0.2 a round, and a's
+    comparison with b in one worker, spread by 0.01, ``workers`` of them in
+    each round."""
     rng = random.Random(seed)
     said = {"race_pairing": "worker"} if racing else {}
     runs = {"w/sequential": [], "w/a": [], "w/b": [], "w/a vs b": []}
     for number in range(rounds):
         meta = dict(paired_run("w/sequential", "sequential", number, [0.0], **said)
-                    .get_metadata(), pairing="none")
+                    .get_metadata(), pairing="none", concurrency=1, parallelism=1)
         del meta["paired_reference_s"]
         runs["w/sequential"].append(pyperf.Run([0.4], metadata=meta, collect_metadata=False))
         for model, truth in (("a", 2.0), ("b", faster)):
+            threads = a_threads if model == "a" else 2
             runs["w/" + model].append(paired_run(
                 "w/" + model, model, number,
-                [math.log(truth) + rng.gauss(0, 0.2) for _ in range(3)], **said))
+                [math.log(truth) + rng.gauss(0, 0.2) for _ in range(3)],
+                concurrency=threads, parallelism=threads, **said))
         runs["w/a vs b"].extend(paired_run(
             "w/a vs b", "a", number,
             [math.log(2.0 / faster) + rng.gauss(0, 0.01) for _ in range(3)], race_with="b",
@@ -119,6 +123,33 @@ def test_a_close_comparison_runs_as_many_workers_in_one_round_as_it_needs_to_be_
     far = parts(race_file(duel=False, rounds=2, faster=4.0))
     assert far and all(members(p) <= {"w/a", "w/b"} for p in far.values()), far
     assert race_workers(far.values()) == {}
+
+
+def test_the_comparison_in_one_worker_keeps_the_leader_the_speedups_would_change():
+    """b is 1% faster than a: too close for either source to show, but
+    their comparison in one worker reads it, while the speedups' points
+    (spread by 0.2 a round) put a ahead in some runs. The race's leader
+    follows the more precise source, so that the comparisons run against
+    it stay its own."""
+    led_by_a = 0
+    for seed in range(10):
+        rows = build_rows(race_file(seed=seed, rounds=3, faster=2.02, workers=2))["w"]
+        led_by_a += fastest(rows).model == "a"
+        assert Race(rows).leader.model == "b", seed
+    assert led_by_a >= 2
+
+
+def test_a_model_on_one_cpu_is_compared_through_its_speedup_alone():
+    """Only two models that both run on more than one CPU are compared in
+    one worker of their own (a fact of the models, known before any round):
+    a model on one thread is kept on its reference's CPU, and its speedup
+    is read at the full level."""
+    rows = {r.model: r for r in build_rows(race_file(duel=False, rounds=2, a_threads=1))["w"]}
+    assert not can_race(rows["a"], rows["b"])
+    race = next(q for q in all_questions({"w": list(rows.values())}, {})
+                if q.kind == "fastest")
+    assert race.alpha == anytime.ALPHA / 2 and not race.races
+    assert all(p.alpha == anytime.ALPHA / 2 for p in race.parts)
 
 
 def test_both_sources_hold_where_they_overlap():

@@ -5,6 +5,7 @@ whether it is still open, how many rounds it is likely to need, and the
 
 import math
 
+from concbench import schema as K
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, IN_WORKER, NONE
 from concbench.analysis.stats import (SAME_BAND, Ratio, imprecise, joint_floor, mean,
@@ -20,10 +21,19 @@ MOST_ROUNDS = 200
 
 def can_race(row, other):
     """Whether the run may compare ``row`` and ``other`` in one worker of
-    their own (``race_with``): both paired in their worker, in a run that
-    says so (``race_pairing``), decided before any round ran."""
-    return (row.pairing == IN_WORKER and other.pairing == IN_WORKER
-            and getattr(row, "one_worker_races", False) and getattr(other, "one_worker_races", False))
+    their own (``race_with``): both paired in their worker and both on
+    more than one CPU (``spans_cpus``), in a run that says so
+    (``race_pairing``); decided from facts known before any round ran."""
+    return all(getattr(this, "one_worker_races", False) and this.pairing == IN_WORKER
+               and spans_cpus(this) for this in (row, other))
+
+
+def spans_cpus(row):
+    """Whether the row's model runs on more than one CPU (threads or a
+    process pool): its speedup over a reference on one CPU then carries the
+    other CPU's speed, which changes on its own; a model on one thread is
+    kept on the CPU its reference runs on (``concbench.run.partner``)."""
+    return row.meta.get(K.PARALLELISM, 1) > 1 or bool(row.meta.get(K.PROCESSES))
 
 
 def race_of(row, other):
