@@ -217,7 +217,7 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     import pyperf
 
     from concbench.analysis.rows import build_rows
-    from concbench.simulation import Noise, run_round, settle_all, world
+    from concbench.synthetic import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
     rows = world("ar1")
