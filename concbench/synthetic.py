@@ -58,8 +58,8 @@ class SimRow:
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
         # Comparisons in one worker with another row (``race``), and
-        # whether the run makes them (rows paired with the reference).
-        self.races, self.one_worker_races = {}, pairing in (IN_WORKER, BY_ROUND)
+        # whether the run makes them (rows paired in their worker).
+        self.races, self.one_worker_races = {}, pairing == IN_WORKER
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor = {}, None

@@ -155,39 +155,6 @@ def test_a_model_on_one_cpu_is_compared_through_its_speedup_alone():
     assert all(p.alpha == anytime.ALPHA / 2 for p in race.parts)
 
 
-def test_two_io_models_paired_by_round_are_compared_in_one_worker_too():
-    """Rows paired by round (IO) compare their runs of the same round, a
-    minute apart in a default run; side by side in one worker their close
-    race reads as the CPU models' does, each source at half the level."""
-    rng = random.Random(5)
-    said = {"race_pairing": "worker", "workload_kind": "io"}
-    runs = {"w/sequential": [], "w/a": [], "w/b": [], "w/a vs b": []}
-    for number in range(ROUNDS):
-        for model, seconds in (("sequential", 2.0), ("a", 0.044), ("b", 0.040)):
-            meta = dict(paired_run("w/" + model, model, number, [0.0], **said).get_metadata(),
-                        pairing="none" if model == "sequential" else "round")
-            del meta["paired_reference_s"]
-            runs["w/" + model].append(pyperf.Run(
-                [seconds * math.exp(rng.gauss(0, 0.15))], metadata=meta,
-                collect_metadata=False))
-        runs["w/a vs b"].append(paired_run(
-            "w/a vs b", "a", number, [math.log(0.040 / 0.044) + rng.gauss(0, 0.01)
-                                      for _ in range(3)], race_with="b", **said))
-    suite = pyperf.BenchmarkSuite([pyperf.Benchmark(runs[name]) for name in runs])
-    rows = {r.model: r for r in build_rows(suite)["w"]}
-    assert rows["a"].pairing == "round" and can_race(rows["a"], rows["b"])
-    ratio = compare(rows["a"], rows["b"], 2)
-    assert 1.06 < ratio.low and ratio.high < 1.14, ratio
-    race = Race(list(rows.values()))
-    assert race.leader.model == "b" and race.answered
-    alone = {r.model: r for r in build_rows(pyperf.BenchmarkSuite(
-        [pyperf.Benchmark(runs[name]) for name in list(runs)[:-1]]))["w"]}
-    assert compare(alone["a"], alone["b"], 2).includes_one()
-    fastest_race = next(q for q in all_questions({"w": list(alone.values())}, {})
-                        if q.kind == "fastest")
-    assert {"w/a vs b"} in [members(p) for p in fastest_race.parts]
-
-
 def test_both_sources_hold_where_they_overlap():
     wide = Ratio(1.05, 0.90, 1.20, 3, 6, (1.0, 1.1), 0.1)
     narrow = Ratio(1.10, 1.02, 1.15, 6, 6, (1.1, 1.1), 0.02)

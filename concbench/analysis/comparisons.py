@@ -21,25 +21,19 @@ MOST_ROUNDS = 200
 
 def can_race(row, other):
     """Whether the run may compare ``row`` and ``other`` in one worker of
-    their own (``race_with``): both paired loosely with the reference
-    (``paired_loosely``), in a run that says so (``race_pairing``);
-    decided from facts known before any round ran."""
-    return all(getattr(this, "one_worker_races", False) and paired_loosely(this)
-               for this in (row, other))
+    their own (``race_with``): both paired in their worker and both on
+    more than one CPU (``spans_cpus``), in a run that says so
+    (``race_pairing``); decided from facts known before any round ran."""
+    return all(getattr(this, "one_worker_races", False) and this.pairing == IN_WORKER
+               and spans_cpus(this) for this in (row, other))
 
 
-def paired_loosely(row):
-    """Whether the row's comparisons carry more of the machine's changes
-    than two models side by side in one worker would: a row paired by
-    round (IO: the two runs of a round are a minute apart), or one paired
-    in its worker whose model runs on more than one CPU (threads or a
-    process pool), whose speedup over a reference on one CPU carries the
-    other CPU's speed, which changes on its own (a model on one thread is
-    kept on the CPU its reference runs on: ``concbench.run.partner``)."""
-    if row.pairing == BY_ROUND:
-        return True
-    return row.pairing == IN_WORKER and (
-        row.meta.get(K.PARALLELISM, 1) > 1 or bool(row.meta.get(K.PROCESSES)))
+def spans_cpus(row):
+    """Whether the row's model runs on more than one CPU (threads or a
+    process pool): its speedup over a reference on one CPU then carries the
+    other CPU's speed, which changes on its own; a model on one thread is
+    kept on the CPU its reference runs on (``concbench.run.partner``)."""
+    return row.meta.get(K.PARALLELISM, 1) > 1 or bool(row.meta.get(K.PROCESSES))
 
 
 def race_of(row, other):
@@ -80,19 +74,16 @@ def compare(row, other, comparisons=1):
     ``comparisons``. Rows paired by round (and the reference) compare their
     own runs of the same round, so that a round needs no run of the
     reference; rows paired in their worker compare their speedups, each
-    read from the worker's own pairs; and where the run may also compare
-    the two in one worker of their own (``can_race``), each source at
+    read from the worker's own pairs, and where the run may also compare
+    them in one worker of their own (``can_race``), each of the two at
     half the level, the interval being where both hold."""
     alpha = anytime.ALPHA / max(1, comparisons)
     if _by_round(row) and _by_round(other):
-        def direct(level):
-            return paired_ratio(row.by_round, other.by_round, level)
-    else:
-        def direct(level):
-            return through_speedups(row, other, level)
+        return paired_ratio(row.by_round, other.by_round, alpha)
     if can_race(row, other):
-        return both_ways(direct(alpha / 2), in_one_worker(row, other, alpha / 2))
-    return direct(alpha)
+        return both_ways(through_speedups(row, other, alpha / 2),
+                         in_one_worker(row, other, alpha / 2))
+    return through_speedups(row, other, alpha)
 
 
 def in_one_worker(row, other, alpha):

@@ -16,10 +16,10 @@ from concbench.run.matrix import CONTROL
 
 def can_race(bench):
     """Whether ``bench`` may be one side of a race's comparison in one
-    worker: a model paired with the reference (in its worker or by round),
-    neither the reference nor the control."""
-    return (bench.pairing in ("worker", "round") and not bench.overhead
-            and not bench.against and bench.model.name not in (bench.reference, CONTROL))
+    worker: a model paired in its worker, neither the reference nor the
+    control."""
+    return (bench.pairing == "worker" and not bench.overhead and not bench.against
+            and bench.model.name not in (bench.reference, CONTROL))
 
 
 def cell(matrix, index):
