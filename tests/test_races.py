@@ -142,6 +142,38 @@ def test_the_comparison_in_one_worker_keeps_the_leader_the_speedups_would_change
     assert led_by_a >= 2
 
 
+def test_the_leader_stays_with_the_row_its_comparisons_ran_against():
+    """a, b and c a percent or two apart; a has been compared in one worker
+    with b and with c. When b's speedup edges ahead, a stays the leader:
+    their comparison reads them within 2.5%, and the ones against a have
+    run. Without those comparisons, b leads."""
+    rng = random.Random(11)
+    said = {"race_pairing": "worker"}
+    truths = {"a": 2.0, "b": 2.3, "c": 1.96}     # b's speedups read high
+    runs = {"w/sequential": [], "w/a": [], "w/b": [], "w/c": [],
+            "w/a vs b": [], "w/a vs c": []}
+    for number in range(3):
+        meta = dict(paired_run("w/sequential", "sequential", number, [0.0], **said)
+                    .get_metadata(), pairing="none", concurrency=1, parallelism=1)
+        del meta["paired_reference_s"]
+        runs["w/sequential"].append(pyperf.Run([0.4], metadata=meta, collect_metadata=False))
+        for model, truth in truths.items():
+            runs["w/" + model].append(paired_run(
+                "w/" + model, model, number,
+                [math.log(truth) + rng.gauss(0, 0.01) for _ in range(3)], **said))
+        for other, ratio in (("b", 1.01), ("c", 1.02)):
+            runs["w/a vs " + other].extend(paired_run(
+                "w/a vs " + other, "a", number,
+                [math.log(ratio) + rng.gauss(0, 0.01) for _ in range(3)], race_with=other,
+                **said) for _ in range(2))
+    suite = pyperf.BenchmarkSuite([pyperf.Benchmark(runs[name]) for name in runs])
+    rows = build_rows(suite)["w"]
+    assert fastest(rows).model == "b" and Race(rows).leader.model == "a"
+    alone = build_rows(pyperf.BenchmarkSuite([pyperf.Benchmark(runs[name])
+                                              for name in list(runs)[:4]]))["w"]
+    assert Race(alone).leader.model == "b"
+
+
 def test_a_model_on_one_cpu_is_compared_through_its_speedup_alone():
     """Only two models that both run on more than one CPU are compared in
     one worker of their own (a fact of the models, known before any round):

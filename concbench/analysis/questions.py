@@ -67,12 +67,11 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        best = fastest(self.members)
+        best = most_compared(fastest(self.members), self.members)
         # A row shown faster than it on the rounds they share (they may
         # share other rounds than either shares with the reference) leads;
         # so does one that their comparison in one worker, the more precise
-        # source, reads faster, so that the leader does not change with
-        # the speedups' noise and leave the comparisons run against it.
+        # source, reads faster.
         for _ in self.members:
             ratios = [(row, compare(row, best, self.comparisons))
                       for row in self.members if row is not best]
@@ -130,6 +129,25 @@ class Race:
 # against a new leader could run, which a few percent of noise in the
 # points would otherwise call for again and again.
 LEAD_BY = math.log(SAME_BAND[0]) / 2
+
+
+def most_compared(best, members):
+    """The leader to start from: ``best``, or a row that its comparison in
+    one worker with ``best`` reads within LEAD_BY of it either way and that
+    has more workers of such comparisons with the other members; so that
+    the leader does not change with the speedups' noise between rows a
+    percent apart, leaving behind the comparisons run against it."""
+    def workers(row):
+        return sum(len(race_logs(row, other)[0]) for other in members
+                   if other is not row and can_race(row, other))
+
+    found = [best]
+    for row in members:
+        if row is not best and can_race(row, best):
+            logs, _ = race_logs(row, best)
+            if logs and abs(mean(logs)) < -LEAD_BY:
+                found.append(row)
+    return max(found, key=lambda row: (workers(row), row is best))
 
 
 def read_faster(best, members):
