@@ -58,7 +58,6 @@ ORDER_SEED = _key("order_seed", int, SUITE, "cli", "the seed of the rounds' orde
 SCENARIO = _key("scenario", str, SUITE, "cli", "scenario presets: which seed's experiment, and how")
 SCENARIO_SCALED = _key("scenario_scaled", str, SUITE, "cli", "scenario presets: what was scaled down from the seed, and why")
 MAX_TIME_S = _key("max_time_s", float, SUITE, "cli", "the whole run's time budget (--max-time)", "s")
-RACE_PAIRING = _key("race_pairing", str, SUITE, "cli", "`worker`: two models paired in their worker may be compared in one worker of their own (`race_with`); each such comparison's interval is then made from its two sources, the rows' speedups and their own pairs, each at half its share of 5%")
 PRECISION_TARGET_PCT = _key("precision_target_pct", float, SUITE, "cli", "--precision: the speedup interval's half-width aimed at", "%")
 GIL_FORCED = _key("gil_forced", str, SUITE, "cli", "--gil on or off, as given")
 GIL_EXPECTED = _key("gil_expected", str, SUITE, "cli", "`yes` or `no`: the GIL state asked for, against which runs are flagged", required=True)
@@ -107,7 +106,6 @@ TASK_FACTORY = _key("task_factory", str, BENCH, "model", "eager: the task factor
 PAIRED_WITH = _key("paired_with", str, BENCH, "matrix", "`itself unrecorded` under --latency-overhead: the batches beside this benchmark's ran its own model without recording latencies, so its speedup is what recording costs")
 LATENCY_FROM = _key("latency_from", str, BENCH, "model", "where an item's latency starts: `item` (its own call: models that take one item after another), `batch` (the batch's start: models handed every item at once); in an open-loop run (`rate`), each item's scheduled arrival", required=True)
 CONTROL_OF = _key("control_of", str, BENCH, "model", "the A/A control (`<workload>/control`): the model it runs again, the reference")
-RACE_WITH = _key("race_with", str, BENCH, "matrix", "a race's comparison, not a row (`<workload>/<model> vs <other>`): this model's batches paired in its worker with those of the model named, which bench.py runs in the rounds it adds for a race or a worker-count step between two models paired in their worker")
 INTERPRETERS_IMPL = _key("interpreters_impl", str, BENCH, "model", "subinterpreter pools: the implementation (the stdlib's or the backport)")
 
 # -- the benchmark: where a workload or model from elsewhere came from (concbench.plugins)

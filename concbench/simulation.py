@@ -13,28 +13,149 @@ workers stopped helping), what runs next is the allocation's
 worker's pairs from ``calibration.values_for``), and the answer read at
 the end is the takeaways' (``questions.Race``).
 
-The rows and the kinds of noise are ``concbench.synthetic``'s.
+The rows: the reference, its A/A control and a second row of no difference
+(1.00x), a row of 1.08x, one of 0.80x, and a series threads-2/4/8 at 1.60x,
+2.00x and 1.90x (the fastest, and the best count, is threads-4). Kinds of
+noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
+
+- ``gaussian``: independent;
+- ``regimes``: the machine's busy periods, persisting about 7 rounds, in
+  which every row's rounds spread twice as much, and half of them jump by
+  1.2 sd either way (one side of the pair ran in a slow moment);
+- ``drift``, a stress case beyond the guarantee: the same busy periods,
+  but each row's rounds jump the same way all through a period (a bias
+  that favours one side for 7 rounds at a time, so that 20 rounds hold 2
+  or 3 independent ones); the rounds' widening for neighbours that
+  resemble each other cannot see it in so few;
+- ``ar1``: each row's rounds follow an AR(1) process (rho 0.3);
+- ``skewed``: rows paired by round (IO), one value per benchmark and round,
+  each benchmark's log time skewed to the slow side (an exponential).
+
+Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
+in one pair of five, a jump of 0.5 of either sign (a change of the
+machine's speed between the two batches).
 
     python -m concbench.simulation [--trials N] [--seed N]
 """
 
 import argparse
+import math
 import os
 import random
 import sys
 
-from concbench.run.allocation import choose, demands, race_workers, with_controls
+from concbench import schema as K
+from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import Race, all_questions
-from concbench.schema import IN_WORKER
-from concbench.synthetic import FASTEST, NOISES, Noise, run_round, settle_all, world
+from concbench.analysis.pairs import settle, units
+from concbench.schema import BY_ROUND, IN_WORKER, NONE
 
+NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift")
 SPREADS = (0.03, 0.15)
+TRUTHS = (("sequential", 1.0), ("control", 1.0), ("null", 1.0), ("near", 1.08),
+          ("slow", 0.80), ("threads-2", 1.60), ("threads-4", 2.00), ("threads-8", 1.90))
+FASTEST = "threads-4"
 BUDGET_S = 400.0
 # Rounds a simulated run stops at, whatever is left of its budget.
 MOST_ROUNDS = 20
 OVERHEAD_S, PAIR_S, VALUE_S = 1.0, 0.5, 0.1
+PAIR_SPREAD, JUMP, JUMPS = 0.1, 0.5, 0.2
+
+
+class SimRow:
+    """A row as ``concbench.analysis.questions`` reads it, fed with synthetic rounds."""
+
+    ours = True
+
+    def __init__(self, name, truth, position, pairing):
+        self.model, self.truth, self.position = name, truth, position
+        self.name, self.workload = "w/" + name, "w"
+        self.pairing = pairing
+        self.meta = {K.REFERENCE_MODEL: "sequential", K.PARALLELISM: 1}
+        family, _, count = name.partition("-")
+        if count.isdigit():     # a series of worker counts: threads-2, -4, -8
+            self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
+                              K.PARALLELISM: int(count)})
+        self.groups, self.by_round = {}, {}
+        self.ratio = self.reference = self.verdict = None
+        self.speedup, self.mean, self._speedups = None, 1.0, {}
+        self.paired_logs, self.within_floor = {}, None
+
+    def speedups(self):
+        return None if self is self.reference else self._speedups
+
+    def round_ratios(self):
+        return self.ratio.values if self.ratio else []
+
+    def workers(self):
+        return self.meta[K.PARALLELISM]
+
+
+class Noise:
+    """Each row's per-round noise, of one kind, for one simulated run."""
+
+    def __init__(self, kind, sd, rng):
+        self.kind, self.sd, self.rng = kind, sd, rng
+        self.busy, self.signs, self.last = False, {}, {}
+
+    def next_round(self):
+        if self.rng.random() < 0.15:
+            self.busy, self.signs = not self.busy, {}
+
+    def draw(self, name):
+        rng, sd = self.rng, self.sd
+        if self.kind in ("regimes", "drift"):
+            if not self.busy:
+                return rng.gauss(0.0, 0.5 * sd)
+            if self.kind == "drift":
+                jump = self.signs.setdefault(name, rng.choice((-1.2, 1.2)))
+            else:
+                jump = 0.0 if rng.random() < 0.5 else rng.choice((-1.2, 1.2))
+            return rng.gauss(0.0, sd) + jump * sd
+        if self.kind == "ar1":
+            value = 0.3 * self.last.get(name, 0.0) + math.sqrt(1 - 0.09) * rng.gauss(0.0, sd)
+            self.last[name] = value
+            return value
+        if self.kind == "skewed":
+            return sd * (rng.expovariate(1.0) - 1.0)
+        return rng.gauss(0.0, sd)
+
+
+def world(kind):
+    paired = kind != "skewed"
+    rows = [SimRow(name, truth, position, NONE if name == "sequential" else
+                   IN_WORKER if paired else BY_ROUND)
+            for position, (name, truth) in enumerate(TRUTHS)]
+    return {row.name: row for row in rows}
+
+
+def run_round(rows, names, number, noise, pairs, rng):
+    """Round ``number`` of the benchmarks ``names``: rows paired in their
+    worker get ``pairs[name]`` pairs, rows paired by round one value."""
+    noise.next_round()
+    for name in names:
+        row = rows[name]
+        shift = noise.draw(name)
+        if row.pairing == IN_WORKER:
+            group = []
+            for _ in range(pairs.get(name, 3)):
+                jump = rng.choice((-JUMP, JUMP)) if rng.random() < JUMPS else 0.0
+                group.append(math.log(row.truth) + shift + rng.gauss(0.0, PAIR_SPREAD) + jump)
+            row.groups[number] = group
+        else:
+            row.by_round[number] = math.exp(-math.log(row.truth) + shift)
+
+
+def settle_all(rows):
+    reference = rows["w/sequential"]
+    for row in rows.values():
+        if row.pairing == IN_WORKER:
+            row.paired_logs, row.within_floor = units(row.groups)
+        settle(row, reference)
+    groups = {"w": [r for r in rows.values() if r.model != "control"]}
+    return groups, {"w": rows["w/control"]}
 
 
 def sizes(rows, questions, remaining):
@@ -42,8 +163,7 @@ def sizes(rows, questions, remaining):
     (``calibration``), for the rows an open question needs."""
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                              OVERHEAD_S)
-               for name, row in rows.items()
-               if row.pairing == IN_WORKER and not hasattr(row, "against")}
+               for name, row in rows.items() if row.pairing == IN_WORKER}
     between = pooled_between(figures.values())
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
@@ -66,18 +186,17 @@ def simulate(kind, sd, rng, budget=BUDGET_S):
         if not still:
             break
         pairs = sizes(rows, questions, budget - spent)
-        workers = race_workers(still)
 
         def cost(name):
-            row = rows.get(name)
-            if row is None or row.pairing == IN_WORKER:
-                return (OVERHEAD_S + pairs.get(name, 3) * PAIR_S) * workers.get(name, 1)
+            row = rows[name]
+            if row.pairing == IN_WORKER:
+                return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
             return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
         chosen, names, used = choose(still, cost, budget - spent,
                                      lambda found: with_controls(found, groups, controls))
         if not chosen:
             break
-        run_round(rows, sorted(names), number, noise, pairs, rng, workers)
+        run_round(rows, sorted(names), number, noise, pairs, rng)
         spent += used
         number += 1
     groups, controls = settle_all(rows)

@@ -90,9 +90,8 @@ def test_open_questions_are_the_undecided_rows_and_the_open_races():
 
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
-    # Two rounds are too few to give a question up, and one gives no
-    # interval: at 95% the sequence is bounded from the third.
-    assert comparisons.rounds_needed(logs[:1], comparisons.verdict_room) == 3
+    # Two rounds are too few to give a question up.
+    assert comparisons.rounds_needed(logs[:1], comparisons.verdict_room) == 2
     assert comparisons.rounds_needed([0.5, -0.5], comparisons.verdict_room) == 3
     clear = comparisons.rounds_needed(logs, comparisons.verdict_room)
     noisier = comparisons.rounds_needed([2 * x for x in logs[1:]] + [-0.1],
@@ -113,7 +112,7 @@ class Q:
 
     def __init__(self, label, rounds, needed, names):
         self.label, self.rounds, self.needed = label, rounds, needed
-        self.kind, self.parts, self.races = "fastest", [], {}
+        self.kind, self.parts = "fastest", []
         self.pairs = [(N(a), N(b)) for a, b in zip(names, names[1:])] or \
             [(N(names[0]), N(names[0]))]
 

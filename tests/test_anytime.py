@@ -174,7 +174,7 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     called faster or slower, a true 1.08x the same, and the true fastest
     left out of "fastest", each in at most 5% of runs."""
     rates = error_rates(TRIALS, seed=2026, noises=("regimes", "ar1", "skewed"),
-                        spreads=(0.15,), budget=300, processes=2)
+                        spreads=(0.15,), budget=200, processes=2)
     lines = ["%s sd %g: 1.00x faster/slower %.1f%%, 1.08x same %.1f%%, fastest "
              "left out %.1f%%, median rounds %d" % (kind, sd, 100 * null, 100 * near,
                                                     100 * left, rounds)
@@ -185,8 +185,6 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
         assert null <= 0.05 + MARGIN, line
         assert near <= 0.05 + MARGIN, line
         assert left <= 0.05 + MARGIN, line
-        # Looked at after every one of ten rounds or more: the 95% is checked
-        # where looking often would break a fixed-sample interval.
         assert rounds >= 10, line
 
 
@@ -204,7 +202,7 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
         return stats.Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
                            above, rounds, values, log_sd)
     monkeypatch.setattr(stats, "sequence_ratio", student)
-    rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,), budget=400)
+    rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,), budget=200)
     null = rates["gaussian", 0.15][0]
     assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
 
@@ -217,7 +215,7 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     import pyperf
 
     from concbench.analysis.rows import build_rows
-    from concbench.synthetic import Noise, run_round, settle_all, world
+    from concbench.simulation import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
     rows = world("ar1")

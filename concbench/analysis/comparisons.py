@@ -5,11 +5,10 @@ whether it is still open, how many rounds it is likely to need, and the
 
 import math
 
-from concbench import schema as K
 from concbench.analysis import anytime
-from concbench.schema import BY_ROUND, IN_WORKER, NONE
-from concbench.analysis.stats import (SAME_BAND, Ratio, imprecise, joint_floor, mean,
-                                      paired_ratio, ratio_of, stdev, verdict)
+from concbench.schema import BY_ROUND, NONE
+from concbench.analysis.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio,
+                                      stdev, verdict)
 
 # More workers "helped" when they saved this share of the time or more.
 HELPED = 1 / SAME_BAND[0]
@@ -19,102 +18,15 @@ HELPED = 1 / SAME_BAND[0]
 MOST_ROUNDS = 200
 
 
-def can_race(row, other):
-    """Whether the run may compare ``row`` and ``other`` in one worker of
-    their own (``race_with``): both paired in their worker and both on
-    more than one CPU (``spans_cpus``), in a run that says so
-    (``race_pairing``); decided from facts known before any round ran."""
-    return all(getattr(this, "one_worker_races", False) and this.pairing == IN_WORKER
-               and spans_cpus(this) for this in (row, other))
-
-
-def spans_cpus(row):
-    """Whether the row's model runs on more than one CPU (threads or a
-    process pool): its speedup over a reference on one CPU then carries the
-    other CPU's speed, which changes on its own; a model on one thread is
-    kept on the CPU its reference runs on (``concbench.run.partner``)."""
-    return row.meta.get(K.PARALLELISM, 1) > 1 or bool(row.meta.get(K.PROCESSES))
-
-
-def race_of(row, other):
-    """(the comparison of the two in one worker, whether its ratio is
-    ``row``'s time over ``other``'s rather than the inverse), either way
-    round it ran, or (None, False)."""
-    if other.model in getattr(row, "races", {}):
-        return row.races[other.model], False
-    if row.model in getattr(other, "races", {}):
-        return other.races[row.model], True
-    return None, False
-
-
-def race_name(row, other):
-    """The benchmark that compares the two in one worker: the one that has
-    run, else ``<workload>/<first> vs <second>``, the first being the one
-    earlier in the file (so that a race and a step of a series that both
-    compare the two run one benchmark)."""
-    race, direct = race_of(row, other)
-    if race is not None:
-        return race.name
-    first, second = sorted((row, other), key=lambda r: r.position)
-    return "%s vs %s" % (first.name, second.model)
-
-
-def race_logs(row, other):
-    """Per-round log(row's time / other's) from their comparison in one
-    worker, with its pairs' floor."""
-    race, direct = race_of(row, other)
-    if race is None or not race.ratio:
-        return [], None
-    sign = 1 if direct else -1
-    return [sign * math.log(x) for x in race.ratio.values], race.within_floor
-
-
 def compare(row, other, comparisons=1):
     """row's time / other's time, per round they share, at 95% /
     ``comparisons``. Rows paired by round (and the reference) compare their
     own runs of the same round, so that a round needs no run of the
     reference; rows paired in their worker compare their speedups, each
-    read from the worker's own pairs, and where the run may also compare
-    them in one worker of their own (``can_race``), each of the two at
-    half the level, the interval being where both hold."""
+    read from the worker's own pairs."""
     alpha = anytime.ALPHA / max(1, comparisons)
     if _by_round(row) and _by_round(other):
         return paired_ratio(row.by_round, other.by_round, alpha)
-    if can_race(row, other):
-        return both_ways(through_speedups(row, other, alpha / 2),
-                         in_one_worker(row, other, alpha / 2))
-    return through_speedups(row, other, alpha)
-
-
-def in_one_worker(row, other, alpha):
-    """row's time / other's from their comparison in one worker, at 1 -
-    ``alpha``; None before it ran."""
-    logs, floor = race_logs(row, other)
-    if not logs:
-        return None
-    return ratio_of(dict(enumerate(math.exp(x) for x in logs)), alpha, floor)
-
-
-def both_ways(speedups, paired):
-    """Two intervals of one ratio, each at half the level: where both hold
-    (by Bonferroni, at the full level), with the point, values and spread of
-    the narrower, which is what more rounds are likely to narrow; the
-    narrower alone should the two miss each other (one of them has then
-    missed the truth, a chance the level already counts)."""
-    if paired is None or paired.low is None:
-        return speedups if speedups is not None and speedups.low is not None \
-            else paired or speedups
-    if speedups is None or speedups.low is None:
-        return paired
-    narrow = min((speedups, paired), key=lambda r: r.high / r.low)
-    low, high = max(speedups.low, paired.low), min(speedups.high, paired.high)
-    if low > high:
-        return narrow
-    return Ratio(narrow.point, low, high, narrow.above, narrow.rounds, narrow.values,
-                 narrow.log_sd)
-
-
-def through_speedups(row, other, alpha):
     mine, theirs = row.speedups(), other.speedups()
     if mine is None and theirs is None:
         return None
@@ -141,18 +53,16 @@ def is_open(ratio, precision=None):
     return precision is not None and imprecise(ratio, precision)
 
 
-def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None, least=3):
+def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     """How many rounds in all a comparison is likely to need, if its
     per-round log ratios ``logs`` keep their mean and spread: the least n
     whose confidence sequence's half-width (at 1 - ``alpha``) is below
     ``room(mean)``, the distance from the mean to the nearest answer. The
-    spread of two rounds says too little to give one up: below ``least``
-    (three), one more, but never fewer than the sequence needs to be
-    bounded at all (at 95% over 15 comparisons, halved for two sources:
-    5). ``floor``: the least spread, as the interval takes it."""
+    spread of two rounds says too little to give one up: below three, one
+    more. ``floor``: the least spread, as the interval takes it."""
     count = len(logs)
-    if count < max(2, least):
-        return max(count + 1, anytime.first_bounded(alpha))
+    if count < 3:
+        return count + 1
     spread = max(stdev(logs), floor or 0.0)
     target = room(mean(logs))
     if spread == 0:
@@ -173,10 +83,8 @@ def precision_room(precision):
 
 def race_room(mean):
     """Another row against the leader (log of its time over the leader's):
-    shown slower, or shown no more than 5% faster, whichever is nearer; or,
-    for a row that reads more than 5% faster (its comparison in one worker
-    may say so before the speedups do), shown faster, so that it leads."""
-    return max(mean - math.log(SAME_BAND[0]), -mean)
+    shown slower, or shown no more than 5% faster, whichever is nearer."""
+    return mean - math.log(SAME_BAND[0])
 
 
 def step_room(mean):
@@ -204,9 +112,6 @@ class Question:
         self.parts = []
         # The half-width (log) its nearest answer needs, at level 1 - alpha.
         self.room, self.alpha = room, alpha
-        # {(row name, other name): the benchmark that compares the two in
-        # one worker} for the pairs its rounds run as such.
-        self.races = {}
 
     @property
     def label(self):

@@ -22,7 +22,6 @@ def in_worker(pairing, timed_runs):
     gaps, partner, groups = {}, {}, {}
     if pairing != "worker":
         return {}, gaps, partner, None
-    found = []
     for position, (run, meta) in enumerate(timed_runs):
         try:
             batches = [float(x) for x in meta[K.PAIRED_REFERENCE_S].split()]
@@ -30,18 +29,11 @@ def in_worker(pairing, timed_runs):
             continue
         if len(batches) != len(run.values) or min(batches + list(run.values)) <= 0:
             continue
-        found.append((meta.get(K.ROUND, position), batches, run.values, meta.get(K.PAIR_GAP_S)))
-    numbers = [number for number, *_ in found]
-    # Several workers of one round (a race's comparison in one worker runs
-    # them) are each a unit of their own, keyed (round, worker) in time order.
-    several = len(set(numbers)) < len(numbers)
-    for position, (number, batches, values, pair_gap) in enumerate(found):
-        if several:
-            number = (number, numbers[:position].count(number))
+        number = meta.get(K.ROUND, position)
         partner[number] = statistics.median(batches)
-        groups[number] = [math.log(a / b) for a, b in zip(batches, values)]
-        if isinstance(pair_gap, (int, float)):
-            gaps[number] = pair_gap
+        groups[number] = [math.log(a / b) for a, b in zip(batches, run.values)]
+        if isinstance(meta.get(K.PAIR_GAP_S), (int, float)):
+            gaps[number] = meta[K.PAIR_GAP_S]
     logs, floor = units(groups)
     return logs, gaps, partner, floor
 
@@ -103,19 +95,3 @@ def middles(row):
         except (KeyError, TypeError, ValueError):
             continue
     return found
-
-
-def attach_races(races, rows, groups, racing):
-    """Settle each race's comparison of two models in one worker (``races``:
-    rows of benchmarks ``<workload>/<model> vs <other>``; its ratio is the
-    other's time / this model's) and attach it to its model's row
-    (``row.races``, by the other model); ``racing``: whether the run makes
-    them (``race_pairing``), said to every row of ``rows``."""
-    for row in rows:
-        row.one_worker_races = racing
-    for race in races:
-        by_model = {r.model: r for r in groups.get(race.workload, [])}
-        one, other = by_model.get(race.model), by_model.get(race.meta[K.RACE_WITH])
-        if one is not None and other is not None:
-            settle(race, other)
-            one.races[other.model] = race

@@ -27,11 +27,9 @@ import math
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, can_race, compare, race_logs,
-                                            race_name, race_room, rounds_needed,
-                                            row_question, step_room)
-from concbench.analysis.stats import SAME_BAND, mean, verdict
-
+from concbench.analysis.comparisons import (HELPED, Question, compare, race_room,
+                                            rounds_needed, row_question, step_room)
+from concbench.analysis.stats import SAME_BAND, verdict
 
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
@@ -67,17 +65,13 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        best = most_compared(fastest(self.members), self.members)
+        best = fastest(self.members)
         # A row shown faster than it on the rounds they share (they may
-        # share other rounds than either shares with the reference) leads;
-        # so does one that their comparison in one worker, the more precise
-        # source, reads faster.
+        # share other rounds than either shares with the reference) leads.
         for _ in self.members:
             ratios = [(row, compare(row, best, self.comparisons))
                       for row in self.members if row is not best]
             ahead = next((row for row, ratio in ratios if verdict(ratio) == "slower"), None)
-            if ahead is None:
-                ahead = read_faster(best, self.members)
             if ahead is None:
                 break
             best = ahead
@@ -109,8 +103,12 @@ class Race:
         for row, ratio, state in self.entries:
             if state != OPEN:
                 continue
-            parts.append(open_part(kind, workload, topic, [self.leader, row],
-                                   (row, self.leader), ratio, alpha, race_room))
+            logs = [math.log(x) for x in ratio.values] if ratio else []
+            parts.append(Question(
+                kind, workload, topic, False, [self.leader, row], len(logs),
+                rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None),
+                pairs=[(row, self.leader)], alpha=alpha,
+                room=race_room(math.log(ratio.point) if ratio else 0.0)))
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),
@@ -118,79 +116,7 @@ class Race:
                          pairs=[pair for p in parts for pair in p.pairs],
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
         found.parts = parts
-        for p in parts:
-            found.races.update(p.races)
         return found
-
-
-# A comparison in one worker that reads a row this much faster than the
-# leader makes it the leader: half the 5% that the answer allows. A row
-# closer than that is named with the leader sooner than the comparisons
-# against a new leader could run, which a few percent of noise in the
-# points would otherwise call for again and again.
-LEAD_BY = math.log(SAME_BAND[0]) / 2
-
-
-def most_compared(best, members):
-    """The leader to start from: ``best``, or a row that its comparison in
-    one worker with ``best`` reads within LEAD_BY of it either way and that
-    has more workers of such comparisons with the other members; so that
-    the leader does not change with the speedups' noise between rows a
-    percent apart, leaving behind the comparisons run against it."""
-    def workers(row):
-        return sum(len(race_logs(row, other)[0]) for other in members
-                   if other is not row and can_race(row, other))
-
-    found = [best]
-    for row in members:
-        if row is not best and can_race(row, best):
-            logs, _ = race_logs(row, best)
-            if logs and abs(mean(logs)) < -LEAD_BY:
-                found.append(row)
-    return max(found, key=lambda row: (workers(row), row is best))
-
-
-def read_faster(best, members):
-    """The row whose comparison in one worker with ``best`` reads it the
-    most faster than ``best``, by more than LEAD_BY, or None."""
-    found = []
-    for row in members:
-        if row is not best and can_race(row, best):
-            logs, _ = race_logs(row, best)
-            if logs and mean(logs) < LEAD_BY:
-                found.append((mean(logs), row.position, row))
-    return min(found, key=lambda x: x[:2])[2] if found else None
-
-
-def open_part(kind, workload, topic, rows, pair, ratio, alpha, room):
-    """One open comparison (``pair``: row, other; ``ratio``: row's time over
-    other's) as a question to run, its rounds counted and estimated from
-    the source its next rounds come from. Two rows the run may compare in
-    one worker of their own (``can_race``) are read from both sources at
-    half the level each, and run as that comparison once it has run, or
-    before when it is likely to need fewer workers than their speedups
-    need rounds: a row far behind leaves a race after a round or two of
-    the rows themselves, a close one would need many of theirs and needs
-    few of its own (``races``: the benchmark it runs as)."""
-    row, other = pair
-    logs = [math.log(x) for x in ratio.values] if ratio else []
-    floor = ratio.log_sd if ratio else None
-    race = None
-    if can_race(row, other):
-        alpha /= 2
-        own, own_floor = race_logs(row, other)
-        # Two rounds' spread is enough to tell a close comparison from one
-        # far apart, though not to give either up.
-        if own or rounds_needed(own, room, alpha, own_floor) < \
-                rounds_needed(logs, room, alpha, floor, least=2) - len(logs):
-            logs, floor, race = own, own_floor, race_name(row, other)
-    found = Question(kind, workload, topic, False, rows, len(logs),
-                     rounds_needed(logs, room, alpha, floor), pairs=[pair], alpha=alpha,
-                     room=room(mean(logs) if logs else
-                               math.log(ratio.point) if ratio else 0.0))
-    if race:
-        found.races[row.name, other.name] = race
-    return found
 
 
 def helping(members):
@@ -237,8 +163,13 @@ def step_question(workload, counted, label, rows_of):
     if found is None or found[0] == "stopped":
         return Question("helping", workload, topic, True)
     _, current, following, ratio = found
-    return open_part("helping", workload, topic, [current, following], (current, following),
-                     ratio, anytime.ALPHA / (len(rows_of) - 1), step_room)
+    logs = [math.log(x) for x in ratio.values] if ratio else []
+    alpha = anytime.ALPHA / (len(rows_of) - 1)
+    return Question("helping", workload, topic, False, [current, following],
+                    len(logs), rounds_needed(logs, step_room, alpha,
+                                             ratio.log_sd if ratio else None),
+                    pairs=[(current, following)],
+                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha)
 
 
 def workload_questions(rows, control=None, precision=None):

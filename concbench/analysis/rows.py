@@ -68,9 +68,6 @@ class Row:
         self.speedup = None
         self.verdict = None     # faster, slower, same, undecided (not the reference)
         self.reference = None   # the workload's reference row
-        # {other model: this model against it in one worker}, and whether
-        # the run makes such comparisons (concbench.analysis.pairs.attach_races).
-        self.races, self.one_worker_races = {}, False
         self.ideal = None
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
@@ -258,9 +255,6 @@ def build_rows(suite, controls=None):
     dict, by workload) when one is given, and are left out otherwise."""
     usual = usual_gil(suite)
     rows = [Row(bench) for bench in suite.get_benchmarks()]
-    races = [r for r in rows if K.RACE_WITH in r.meta]
-    rows = [r for r in rows if K.RACE_WITH not in r.meta]
-    racing = suite.get_metadata().get(K.RACE_PAIRING) == K.IN_WORKER
     groups = {}
     for position, row in enumerate(rows):
         row.position = position
@@ -292,5 +286,4 @@ def build_rows(suite, controls=None):
                                                        control.partner_by_round)
     if controls is not None:
         controls.update(found)
-    pairs.attach_races(races, rows, groups, racing)
     return {name: group for name, group in groups.items() if group}

@@ -11,6 +11,7 @@ from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run.allocation import choose, members, parts_of, plan_seconds, planned
 from concbench.run.progress import format_duration, say
 
+
 def still_needs(still, cost, joined=lambda names: names):
     """(seconds, hopeless): what the rounds the open questions are likely
     to need would take if their spreads held, round after round the
@@ -64,8 +65,7 @@ def add_rounds(master, allocation):
         allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
         # A file this run appends to may hold benchmarks of earlier runs
         # that this one does not run: their questions are not this run's.
-        still = [q for q in allocation.still()
-                 if all(master.index_of(name) is not None for name in members(q))]
+        still = [q for q in allocation.still() if members(q) <= set(master.order)]
         if not still:
             say("every %s after %d rounds (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision
@@ -79,7 +79,7 @@ def add_rounds(master, allocation):
                 format_duration(plan.max_time), rounds, describe(still),
                 more_needed(still, cost, allocation.joined, elapsed)))
             return
-        indexes = sorted(index for index in map(master.index_of, names) if index is not None)
+        indexes = sorted(master.order[name] for name in names if name in master.order)
         extra.append(indexes)
         say("round %d (added): open: %s; %d benchmarks in this round, about %s; "
             "%s left of %s" % (rounds + 1, describe(still), len(indexes),

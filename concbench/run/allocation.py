@@ -7,12 +7,7 @@ model, the best worker counts, where more workers stopped helping. Each
 added round runs only what an open question needs: a row's benchmark (with
 its reference where it pairs by round), the leader of a race and the rows
 still in contention with it (a row shown slower than the leader stops once
-its own verdict is decided), the two ends of an open step; a close
-comparison of two rows paired in their worker, as the two in one worker of
-their own (``concbench.run.races``: a race's comparison, which brings no
-control), several such workers in one round, as many as it is likely to
-still need (``RACE_WORKERS`` at most): each is a unit of its own interval,
-and none waits for a round of the whole. A workload's A/A
+its own verdict is decided), the two ends of an open step. A workload's A/A
 control runs in every round that adds a paired round to any of its rows, so
 that it ends with as many rounds as the longest row and can see a bias of
 the arrangement as well as any row could. Questions likely to be answered
@@ -66,25 +61,8 @@ def members(question):
         return {row.name}
     found = set()
     for row, other in question.pairs:
-        # Two rows compared in one worker of their own see the same
-        # machine, where their speedups each carry the reference's CPU
-        # against their own (``questions.open_part``).
-        race = question.races.get((row.name, other.name))
-        found |= {race} if race else runs_needed(row, other)
+        found |= runs_needed(row, other)
     return found
-
-
-# The most workers of a race's comparison in one round.
-RACE_WORKERS = 8
-
-
-def workers_per_round(question):
-    """How many workers of its benchmark a round of ``question`` runs: for
-    a comparison in one worker of its own, as many as it is likely to still
-    need, each a unit of its interval (``RACE_WORKERS`` at most); else one."""
-    if not question.races:
-        return 1
-    return min(RACE_WORKERS, max(1, question.needed - question.rounds))
 
 
 def with_controls(names, groups, controls):
@@ -113,23 +91,10 @@ def parts_of(still):
     return [part for question in still for part in (question.parts or [question])]
 
 
-def race_workers(still):
-    """{benchmark: workers in its next round} of the races' comparisons in
-    one worker that the open questions ``still`` run, for the most any of
-    them is likely to need."""
-    found = {}
-    for part in parts_of(still):
-        for name in part.races.values():
-            found[name] = max(found.get(name, 1), workers_per_round(part))
-    return found
-
-
 def more_rounds(question):
     """The rounds ``question`` is likely to need beyond those it has: at
-    least one, since it is open (a comparison in one worker of its own
-    adds several of its units in one)."""
-    more = max(1, question.needed - question.rounds)
-    return -(-more // workers_per_round(question))
+    least one, since it is open."""
+    return max(1, question.needed - question.rounds)
 
 
 def planned(pieces, joined, plan=None):
@@ -214,8 +179,6 @@ class Allocation:
         self.plan = plan
         self.fixed = (fixed_values, fixed_warmups)
         self.sizes = {}
-        # {benchmark: workers in its next round}, where more than one.
-        self.workers = {}
         self.answered = set()
         self.groups, self.controls, self.questions = {}, {}, []
 
@@ -248,23 +211,15 @@ class Allocation:
                                                anytime.first_bounded() - rounds)
         self.sizes = calibration.plan_sizes(rows, took, demands(self.questions),
                                             remaining, *self.fixed, round_budget=budget)
-        self.workers = race_workers(self.still())
 
     def still(self):
         return [q for q in self.questions if not q.answered]
 
     def cost(self, took):
-        """{benchmark: seconds of its next round}; ``took``: its last worker's."""
-        def worker(name):
+        def of(name):
             sizes = self.sizes.get(name)
-            if sizes:
-                return sizes.seconds
-            row, between, _ = name.partition(" vs ")
-            if name not in took and between:
-                # A race's comparison before it ran: a worker like its row's.
-                return worker(row)
-            return took.get(name, costs.OVERHEAD_S)
-        return lambda name: worker(name) * self.workers.get(name, 1)
+            return sizes.seconds if sizes else took.get(name, costs.OVERHEAD_S)
+        return of
 
     def joined(self, names):
         return with_controls(names, self.groups, self.controls)

@@ -16,15 +16,10 @@ class Bench:
     """One cell of the matrix: a workload run by a model."""
 
     def __init__(self, workload, model, pairing="round", overhead=False, record=True,
-                 reference=None, against=None):
+                 reference=None):
         self.workload = workload
         self.model = model
         self.name = "%s/%s" % (workload.label, model.name)
-        # A race's comparison of two models in one worker (``against``: the
-        # other model, concbench.run.matrix.cell), not a row.
-        self.against = against
-        if against:
-            self.name += " vs %s" % against
         self.pairing = pairing
         # Whether its items' latencies are recorded (concbench.latency).
         self.record = record
@@ -32,9 +27,8 @@ class Bench:
         self.reference = reference or models.reference_name()
         # The reference's cell, whose batches run beside this one's in its
         # worker (pairing "worker"; concbench.run.schedule); with ``overhead``,
-        # the same model unrecorded instead: what recording costs; in a
-        # race's comparison, the other model.
-        partner = models.parse(model.name if overhead else against or self.reference)
+        # the same model unrecorded instead: what recording costs.
+        partner = models.parse(model.name if overhead else self.reference)
         self.partner = (Bench(workload, partner, "none", record=record and not overhead,
                               reference=self.reference)
                         if pairing == "worker" else None)
@@ -73,8 +67,6 @@ class Bench:
         meta[schema.PAIRING] = self.pairing
         if self.overhead:
             meta[schema.PAIRED_WITH] = "itself unrecorded"
-        if self.against:
-            meta[schema.RACE_WITH] = self.against
         meta[schema.WORKLOAD_PARAMS] = self.workload.reported(meta)
         return meta
 

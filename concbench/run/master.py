@@ -21,7 +21,6 @@ from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
 from concbench.run.worker import time_batches
 from concbench.run.cleanup import stop_if_signalled
-from concbench.run.races import cell, race_index
 from concbench.run.progress import Progress, say, unstable_summary
 from concbench.run.schedule import (filed, next_round, parse_extra, runs_before, schedule,
                                      task_name)
@@ -54,7 +53,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
         # registered only to count positions.
         earlier = runs_before(tasks)
         for position, (round_number, index) in enumerate(tasks):
-            bench = cell(matrix, index)
+            bench = matrix[index]
             metadata = None
             if runs_here(runner.args, position):
                 bench.round = round_number
@@ -113,7 +112,6 @@ class Master:
         self.gil_check, self.warned = gil_check, set()
         self.first = next_round(results.suite)
         self.order = {bench.name: index for index, bench in enumerate(matrix)}
-        self.cells = dict(enumerate(matrix))
         self.took = {}      # benchmark index -> seconds its last task took
         # workload -> seconds per pair of its runs paired in the worker
         self.pairs_s = {}
@@ -129,23 +127,7 @@ class Master:
                                      runner.args.warmups if args.fixed_warmups else None)
 
     def took_by_name(self):
-        return {self.cell(index).name: seconds for index, seconds in self.took.items()}
-
-    def cell(self, index):
-        if index not in self.cells:
-            self.cells[index] = cell(self.matrix, index)
-        return self.cells[index]
-
-    def index_of(self, name):
-        """The index of the benchmark ``name``: the matrix's, or a race's
-        comparison of two of its models (None: neither)."""
-        if name not in self.order:
-            index = race_index(self.matrix, name)
-            if index is None:
-                return None
-            # Filed after the matrix's own, in the order they first ran.
-            self.order[name] = index
-        return self.order[name]
+        return {self.matrix[index].name: seconds for index, seconds in self.took.items()}
 
     def rounds_done(self):
         return next_round(self.results.suite) - self.first if self.results.suite else 0
@@ -176,23 +158,16 @@ class Master:
 
     def run(self, round_number, index, last):
         stop_if_signalled()
-        bench = self.cell(index)
-        self.order.setdefault(bench.name, index)    # filed after the matrix's own
+        bench = self.matrix[index]
         name = task_name(bench.name, round_number)
-        args = self.runner.args
-        saved = args.values, args.warmups, args.processes
-        # A race's comparison may run several workers in one round, each a
-        # unit of its interval (allocation.workers_per_round): pyperf's -p.
-        workers = self.allocation.workers.get(bench.name, 1) if bench.against else 1
-        args.values, args.warmups = self.sizes(bench)
-        if bench.against:
-            args.processes = workers
+        saved = self.runner.args.values, self.runner.args.warmups
+        self.runner.args.values, self.runner.args.warmups = self.sizes(bench)
         started = time.monotonic()
         try:
             result = run_task(self.runner, bench, name, None, self.results)
         finally:
-            args.values, args.warmups, args.processes = saved
-        self.took[index] = (time.monotonic() - started) / workers
+            self.runner.args.values, self.runner.args.warmups = saved
+        self.took[index] = time.monotonic() - started
         if result is None:
             return
         if result.get_name() != name:

@@ -62,9 +62,6 @@ def suite_metadata(args):
         meta[schema.MAX_TIME_S] = args.max_time
     if args.precision:
         meta[schema.PRECISION_TARGET_PCT] = args.precision
-    elif args.max_time and not args.pyperf_order:
-        # Rounds added for the open races may run two models in one worker.
-        meta[schema.RACE_PAIRING] = schema.IN_WORKER
     if args.force_gil:
         meta[schema.GIL_FORCED] = args.force_gil
     meta[schema.GIL_EXPECTED] = "yes" if expected_gil(args) else "no"
