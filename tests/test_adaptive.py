@@ -186,6 +186,19 @@ def test_a_spent_budget_says_what_the_open_questions_would_need():
         "hopeless would need more than 200 rounds")
 
 
+def test_the_console_says_an_answer_that_is_open_again():
+    """A race answered after round 8 whose leader changed by round 9 is
+    said open again: the console never leaves an answer standing that the
+    file no longer holds."""
+    before = {"encode: fastest", "encode: best thread count"}
+    assert allocation.changes(set(), before, 8, 817.0) == [
+        "answered after 8 rounds (13m37s): encode: best thread count; encode: fastest"]
+    assert allocation.changes(before, {"encode: fastest", "sleep: fastest"}, 9, 900.0) == [
+        "answered after 9 rounds (15m00s): sleep: fastest",
+        "open again after 9 rounds (15m00s): encode: best thread count"]
+    assert allocation.changes(before, before, 10, 950.0) == []
+
+
 def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     """A race of a leader, a row far behind it and one close to it, after 3
     rounds: the far one needs a round or two more to be shown slower, the

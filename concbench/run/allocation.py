@@ -170,6 +170,20 @@ def demands(questions):
     return found
 
 
+def changes(before, now, rounds, elapsed):
+    """What the console says of the takeaways after a round: those answered
+    since the last reading, and those said answered before that are open
+    again (a race whose leader changed as its rows gained rounds), so that
+    no answer the console gave stands once the file no longer holds it."""
+    when = "after %d rounds (%s)" % (rounds, format_duration(elapsed))
+    lines = []
+    if now - before:
+        lines.append("answered %s: %s" % (when, "; ".join(sorted(now - before))))
+    if before - now:
+        lines.append("open again %s: %s" % (when, "; ".join(sorted(before - now))))
+    return lines
+
+
 class Allocation:
     """The master's view of the questions between rounds: which are open,
     which were answered and when, and each benchmark's next worker
@@ -195,10 +209,9 @@ class Allocation:
         self.groups = build_rows(suite, self.controls)
         self.questions = all_questions(self.groups, self.controls, self.plan.precision)
         now = {q.label for q in self.questions if q.answered and q.kind not in ("row", "control")}
-        fresh = sorted(now - self.answered)
-        if fresh and self.plan.precision is None:
-            say("answered after %d rounds (%s): %s" % (
-                rounds, format_duration(elapsed), "; ".join(fresh)))
+        if self.plan.precision is None:
+            for line in changes(self.answered, now, rounds, elapsed):
+                say(line)
         self.answered = now
         rows = {w: g + ([self.controls[w]] if w in self.controls else [])
                 for w, g in self.groups.items()}
