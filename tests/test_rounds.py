@@ -181,6 +181,37 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
         "more than 5% faster: uvloop (1.02x its time [0.96-1.09])")
 
 
+def test_the_report_dates_each_answer_by_the_rounds_that_gave_it():
+    """asyncio is three times as fast as sequential and 1.5 times as fast
+    as uvloop: the race is answered once its intervals are bounded. The
+    report dates it by the file cut after each round, as bench.py read it:
+    open with one round fewer, answered from then on."""
+    from concbench.analysis.questions import all_questions, answered_after
+    from concbench.report.environment import question_lines
+
+    suite = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.15}, rounds=8)
+    controls = {}
+    groups = build_rows(suite, controls)
+    found = all_questions(groups, controls)
+    when = answered_after(suite, found)
+    assert set(when) == {"w: fastest"}
+
+    def answered(rounds):
+        kept = [pyperf.Benchmark([run for run in bench.get_runs()
+                                  if run.get_metadata()["round"] < rounds])
+                for bench in suite.get_benchmarks()]
+        part = pyperf.BenchmarkSuite(kept)
+        race = [q for q in all_questions(build_rows(part), {}) if q.kind == "fastest"]
+        return race[0].answered
+
+    after = when["w: fastest"]
+    assert 3 <= after < 8
+    assert not answered(after - 1)
+    assert all(answered(rounds) for rounds in range(after, 9))
+    assert question_lines(groups, controls, {}, suite) == [
+        "answered: fastest in 1 of 1 workload (w after %d rounds)" % after]
+
+
 def test_report_rows_carry_the_interval(tmp_path):
     path = tmp_path / "s.json"
     suite_of({"sequential": 0.3, "threads-2": 0.15}).dump(str(path))

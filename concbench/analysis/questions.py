@@ -204,3 +204,48 @@ def all_questions(groups, controls, precision=None):
     workload; ``controls``: their A/A controls' rows)."""
     return [question for workload, rows in groups.items()
             for question in workload_questions(rows, controls.get(workload), precision)]
+
+
+def cut(suite, last):
+    """The file as it stood after round ``last``: every run of a later
+    round left out (None when nothing is left)."""
+    import pyperf
+
+    kept = []
+    for bench in suite.get_benchmarks():
+        runs = [run for run in bench.get_runs() if run.get_metadata()[K.ROUND] <= last]
+        if runs:
+            kept.append(pyperf.Benchmark(runs))
+    return pyperf.BenchmarkSuite(kept) if kept else None
+
+
+def answered_after(suite, questions):
+    """{label: rounds}: after how many of the file's rounds each answered
+    takeaway of ``questions`` (read from all of ``suite``) was answered and
+    stayed answered to the end, as bench.py read the file after each round
+    (an answer that was open again is dated from its last answer). The file
+    is cut after each round, from the last back, until every answer is
+    dated. A file whose runs do not all say their round (plain pyperf's)
+    dates none."""
+    from concbench.analysis.rows import build_rows
+
+    rounds = {run.get_metadata().get(K.ROUND) for bench in suite.get_benchmarks()
+              for run in bench.get_runs()}
+    if None in rounds:
+        return {}
+    rounds = sorted(rounds)
+    pending = {q.label for q in questions
+               if q.answered and q.kind not in ("row", "control")}
+    found = {}
+    for index in range(len(rounds) - 2, -1, -1):
+        if not pending:
+            break
+        part = cut(suite, rounds[index])
+        controls = {}
+        now = {q.label for q in all_questions(build_rows(part, controls), controls)
+               if q.answered}
+        for label in pending - now:
+            found[label] = index + 2
+        pending &= now
+    found.update(dict.fromkeys(pending, 1))
+    return found

@@ -88,7 +88,7 @@ def header_lines(files):
                          % (noise[0] * 100, noise[1] * 100))
         lines.extend("  " + line for line in pairing_lines(groups))
         lines.extend("  " + line for line in decided_lines(groups, meta))
-        lines.extend("  " + line for line in question_lines(groups, controls, meta))
+        lines.extend("  " + line for line in question_lines(groups, controls, meta, suite))
         lines.extend("  " + line for line in control_lines(groups, controls))
         state = gil_state(suite)
         if state:
@@ -158,27 +158,33 @@ def decided_lines(groups, meta):
     return lines
 
 
-def question_lines(groups, controls, meta):
-    """Which of the takeaways' questions the run answered, and which are
-    still open (``concbench.analysis.questions``: what bench.py spent its rounds on);
-    none under --precision, which asks only for the rows."""
-    from concbench.analysis.questions import all_questions
+def question_lines(groups, controls, meta, suite=None):
+    """Which of the takeaways' questions the run answered, after how many
+    rounds (with ``suite``, the file they were read from), and which are
+    still open (``concbench.analysis.questions``: what bench.py spent its
+    rounds on); none under --precision, which asks only for the rows."""
+    from concbench.analysis.questions import all_questions, answered_after
 
     if meta.get(K.PRECISION_TARGET_PCT):
         return []
     found = [q for q in all_questions(groups, controls) if q.kind not in ("row", "control")]
     if not found:
         return []
+    when = answered_after(suite, found) if suite is not None else {}
     topics = {}
     for question in found:
         topics.setdefault(question.topic, []).append(question)
     parts = []
     for topic, asked in topics.items():
         answered = [q for q in asked if q.answered]
+        said = ["%s after %d round%s" % (q.workload, when[q.label],
+                                         "" if when[q.label] == 1 else "s")
+                for q in answered if q.label in when]
+        if len(answered) < len(asked):
+            said.append("open: %s" % ", ".join(q.workload for q in asked if not q.answered))
         parts.append("%s in %d of %d workload%s%s" % (
             topic, len(answered), len(asked), "" if len(asked) == 1 else "s",
-            " (open: %s)" % ", ".join(q.workload for q in asked if not q.answered)
-            if len(answered) < len(asked) else ""))
+            " (%s)" % "; ".join(said) if said else ""))
     return ["answered: " + "; ".join(parts)]
 
 
