@@ -210,6 +210,15 @@ def test_the_report_dates_each_answer_by_the_rounds_that_gave_it():
     assert all(answered(rounds) for rounds in range(after, 9))
     assert question_lines(groups, controls, {}, suite) == [
         "answered: fastest in 1 of 1 workload (w after %d rounds)" % after]
+    # In pyperf's order a "round" is a benchmark's run, not a moment
+    # bench.py read the file at: nothing is dated.
+    pyperf_order = pyperf.BenchmarkSuite([
+        pyperf.Benchmark([pyperf.Run(run.values, warmups=run.warmups,
+                                     metadata=dict(run.get_metadata(), order="pyperf"),
+                                     collect_metadata=False)
+                          for run in bench.get_runs()])
+        for bench in suite.get_benchmarks()])
+    assert answered_after(pyperf_order, found) == {}
 
 
 def test_report_rows_carry_the_interval(tmp_path):

@@ -225,10 +225,13 @@ def answered_after(suite, questions):
     stayed answered to the end, as bench.py read the file after each round
     (an answer that was open again is dated from its last answer). The file
     is cut after each round, from the last back, until every answer is
-    dated. A file whose runs do not all say their round (plain pyperf's)
-    dates none."""
+    dated. A file whose runs do not all say their round (plain pyperf's),
+    or run in pyperf's order (its rounds are each benchmark's runs, not
+    moments bench.py read the file at), dates none."""
     from concbench.analysis.rows import build_rows
 
+    if suite.get_metadata().get(K.ORDER) == "pyperf":
+        return {}
     rounds = {run.get_metadata().get(K.ROUND) for bench in suite.get_benchmarks()
               for run in bench.get_runs()}
     if None in rounds:
