@@ -207,8 +207,8 @@ def all_questions(groups, controls, precision=None):
 
 
 def cut(suite, last):
-    """The file as it stood after round ``last``: every run of a later
-    round left out (None when nothing is left)."""
+    """The file as it stood after round ``last`` (one of its rounds): every
+    run of a later round left out."""
     import pyperf
 
     kept = []
@@ -216,7 +216,7 @@ def cut(suite, last):
         runs = [run for run in bench.get_runs() if run.get_metadata()[K.ROUND] <= last]
         if runs:
             kept.append(pyperf.Benchmark(runs))
-    return pyperf.BenchmarkSuite(kept) if kept else None
+    return pyperf.BenchmarkSuite(kept)
 
 
 def answered_after(suite, questions):
