@@ -206,6 +206,11 @@ def all_questions(groups, controls, precision=None):
             for question in workload_questions(rows, controls.get(workload), precision)]
 
 
+def answered_takeaways(questions):
+    """The labels of the takeaways (not the rows' verdicts) answered."""
+    return {q.label for q in questions if q.answered and q.kind not in ("row", "control")}
+
+
 def cut(suite, last):
     """The file as it stood after round ``last`` (one of its rounds): every
     run of a later round left out."""
@@ -237,16 +242,14 @@ def answered_after(suite, questions):
     if None in rounds:
         return {}
     rounds = sorted(rounds)
-    pending = {q.label for q in questions
-               if q.answered and q.kind not in ("row", "control")}
+    pending = answered_takeaways(questions)
     found = {}
     for index in range(len(rounds) - 2, -1, -1):
         if not pending:
             break
         part = cut(suite, rounds[index])
         controls = {}
-        now = {q.label for q in all_questions(build_rows(part, controls), controls)
-               if q.answered}
+        now = answered_takeaways(all_questions(build_rows(part, controls), controls))
         for label in pending - now:
             found[label] = index + 2
         pending &= now

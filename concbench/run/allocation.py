@@ -34,7 +34,7 @@ and what the console says of them, ``concbench.run.added_rounds``'s.
 from concbench.analysis import anytime
 from concbench.run import calibration, costs
 from concbench.run.progress import format_duration, say
-from concbench.analysis.questions import all_questions
+from concbench.analysis.questions import all_questions, answered_takeaways
 from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
 
 
@@ -208,7 +208,7 @@ class Allocation:
         self.controls = {}
         self.groups = build_rows(suite, self.controls)
         self.questions = all_questions(self.groups, self.controls, self.plan.precision)
-        now = {q.label for q in self.questions if q.answered and q.kind not in ("row", "control")}
+        now = answered_takeaways(self.questions)
         if self.plan.precision is None:
             for line in changes(self.answered, now, rounds, elapsed):
                 say(line)
