@@ -19,3 +19,8 @@ def fmt_ratio(point, low, high):
     if low is None:
         return "%.2fx" % point
     return "%.2fx [%.2f-%.2f]" % (point, low, high)
+
+
+def count(number, noun):
+    """1 round, 3 rounds."""
+    return "%d %s%s" % (number, noun, "" if number == 1 else "s")

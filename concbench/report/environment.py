@@ -7,7 +7,7 @@ from concbench import schema as K
 from concbench.analysis.controls import control_lines
 from concbench.analysis.runs import gil_runs, usual_gil
 from concbench.analysis.stats import imprecise, quantile
-from concbench.units import format_time
+from concbench.units import count, format_time
 
 
 def noise_floor(suite):
@@ -177,13 +177,12 @@ def question_lines(groups, controls, meta, suite=None):
     parts = []
     for topic, asked in topics.items():
         answered = [q for q in asked if q.answered]
-        said = ["%s after %d round%s" % (q.workload, when[q.label],
-                                         "" if when[q.label] == 1 else "s")
+        said = ["%s after %s" % (q.workload, count(when[q.label], "round"))
                 for q in answered if q.label in when]
         if len(answered) < len(asked):
             said.append("open: %s" % ", ".join(q.workload for q in asked if not q.answered))
-        parts.append("%s in %d of %d workload%s%s" % (
-            topic, len(answered), len(asked), "" if len(asked) == 1 else "s",
+        parts.append("%s in %d of %s%s" % (
+            topic, len(answered), count(len(asked), "workload"),
             " (%s)" % "; ".join(said) if said else ""))
     return ["answered: " + "; ".join(parts)]
 

@@ -10,6 +10,7 @@ import time
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run.allocation import choose, members, parts_of, plan_seconds, planned
 from concbench.run.progress import format_duration, say
+from concbench.units import count
 
 
 def still_needs(still, cost, joined=lambda names: names):
@@ -67,16 +68,16 @@ def add_rounds(master, allocation):
         # that this one does not run: their questions are not this run's.
         still = [q for q in allocation.still() if members(q) <= set(master.order)]
         if not still:
-            say("every %s after %d rounds (%s)" % (
+            say("every %s after %s (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision
-                else "question is answered", rounds, format_duration(elapsed)))
+                else "question is answered", count(rounds, "round"), format_duration(elapsed)))
             return
         remaining = plan.max_time - elapsed
         cost = allocation.cost(master.took_by_name())
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
         if not chosen:
-            say("time budget (%s) spent after %d rounds: still open: %s; %s" % (
-                format_duration(plan.max_time), rounds, describe(still),
+            say("time budget (%s) spent after %s: still open: %s; %s" % (
+                format_duration(plan.max_time), count(rounds, "round"), describe(still),
                 more_needed(still, cost, allocation.joined, elapsed)))
             return
         indexes = sorted(master.order[name] for name in names if name in master.order)

@@ -34,6 +34,7 @@ and what the console says of them, ``concbench.run.added_rounds``'s.
 from concbench.analysis import anytime
 from concbench.run import calibration, costs
 from concbench.run.progress import format_duration, say
+from concbench.units import count
 from concbench.analysis.questions import all_questions, answered_takeaways
 from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
 
@@ -175,7 +176,7 @@ def changes(before, now, rounds, elapsed):
     since the last reading, and those said answered before that are open
     again (a race whose leader changed as its rows gained rounds), so that
     no answer the console gave stands once the file no longer holds it."""
-    when = "after %d rounds (%s)" % (rounds, format_duration(elapsed))
+    when = "after %s (%s)" % (count(rounds, "round"), format_duration(elapsed))
     lines = []
     if now - before:
         lines.append("answered %s: %s" % (when, "; ".join(sorted(now - before))))
