@@ -21,6 +21,6 @@ def fmt_ratio(point, low, high):
     return "%.2fx [%.2f-%.2f]" % (point, low, high)
 
 
-def count(number, noun):
-    """1 round, 3 rounds."""
-    return "%d %s%s" % (number, noun, "" if number == 1 else "s")
+def count(number, nouns):
+    """1 round, 3 rounds (``nouns``: the plural)."""
+    return "%d %s" % (number, nouns[:-1] if number == 1 else nouns)

@@ -177,12 +177,12 @@ def question_lines(groups, controls, meta, suite=None):
     parts = []
     for topic, asked in topics.items():
         answered = [q for q in asked if q.answered]
-        said = ["%s after %s" % (q.workload, count(when[q.label], "round"))
+        said = ["%s after %s" % (q.workload, count(when[q.label], "rounds"))
                 for q in answered if q.label in when]
         if len(answered) < len(asked):
             said.append("open: %s" % ", ".join(q.workload for q in asked if not q.answered))
         parts.append("%s in %d of %s%s" % (
-            topic, len(answered), count(len(asked), "workload"),
+            topic, len(answered), count(len(asked), "workloads"),
             " (%s)" % "; ".join(said) if said else ""))
     return ["answered: " + "; ".join(parts)]
 

@@ -70,14 +70,14 @@ def add_rounds(master, allocation):
         if not still:
             say("every %s after %s (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision
-                else "question is answered", count(rounds, "round"), format_duration(elapsed)))
+                else "question is answered", count(rounds, "rounds"), format_duration(elapsed)))
             return
         remaining = plan.max_time - elapsed
         cost = allocation.cost(master.took_by_name())
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
         if not chosen:
             say("time budget (%s) spent after %s: still open: %s; %s" % (
-                format_duration(plan.max_time), count(rounds, "round"), describe(still),
+                format_duration(plan.max_time), count(rounds, "rounds"), describe(still),
                 more_needed(still, cost, allocation.joined, elapsed)))
             return
         indexes = sorted(master.order[name] for name in names if name in master.order)

@@ -176,7 +176,7 @@ def changes(before, now, rounds, elapsed):
     since the last reading, and those said answered before that are open
     again (a race whose leader changed as its rows gained rounds), so that
     no answer the console gave stands once the file no longer holds it."""
-    when = "after %s (%s)" % (count(rounds, "round"), format_duration(elapsed))
+    when = "after %s (%s)" % (count(rounds, "rounds"), format_duration(elapsed))
     lines = []
     if now - before:
         lines.append("answered %s: %s" % (when, "; ".join(sorted(now - before))))
