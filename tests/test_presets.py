@@ -23,13 +23,13 @@ from conftest import run, run_bench
 # The models each finding is about, each finding a row's own verdict: the
 # CPU rows against sequential, and the event loop against the threads it
 # would replace (sleep's reference), so that no batch of a second runs
-# only to be the reference of a finding about two others. Three rounds,
-# the fewest whose intervals are bounded at 95%, one value a worker.
+# only to be the reference of a finding about two others. Three rounds (a
+# fixed count: none added), the fewest whose intervals are bounded at 95%,
+# one value a worker.
 SELECTIONS = [["--workload", "rotate,encode", "--model", "sequential,threads-2"],
               ["--workload", "sleep", "--model", "threads-2,asyncio",
                "--reference", "threads-2"]]
-RUNNER = ["-p", "3", "-n", "1", "-w", "0", "--quiet", "--max-time", "1s",
-          "--no-control"]
+RUNNER = ["-p", "3", "-n", "1", "-w", "0", "--quiet", "--no-control"]
 
 
 @pytest.fixture(scope="module")
