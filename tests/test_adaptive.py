@@ -137,6 +137,12 @@ def test_questions_likely_to_be_answered_go_first_within_the_budget():
     # Alone, a hopeless question still gets the budget: it is there to be spent.
     chosen, _, _ = allocation.choose(still[:1], cost, remaining=20.0)
     assert [q.label for q in chosen] == ["slow-hope"]
+    # When nothing fits, the last rounds go to the answers nearest: one
+    # that no number of rounds would answer waits while another is open.
+    never = Q("never", 3, allocation.MOST_ROUNDS, ["w/c"])
+    chosen, names, _ = allocation.choose([never, still[0]], cost, remaining=20.0)
+    assert [q.label for q in chosen] == ["slow-hope"] and names == {"w/a"}
+    assert [q.label for q in allocation.choose([never], cost, 20.0)[0]] == ["never"]
     assert allocation.choose(still, cost, remaining=0.5)[0] == []
     # The cheapest to answer first: 3 rounds of 0.4 s before 1 round of 11 s.
     cheap = [Q("dear", 4, 5, ["w/ref", "w/d"]), Q("a vs b", 4, 7, ["w/a", "w/b"])]

@@ -17,7 +17,9 @@ question joins a round only while it and every cheaper one could all be
 answered in the time left (shortest first, which answers the most
 questions by a deadline), so that rounds stay short while cheap answers
 are near; one that cannot be answered in time runs only when no other is
-open, since a budget the user gave is there to be spent. The run stops
+open, since a budget the user gave is there to be spent, and one that no
+number of rounds would answer at its spread only when nothing else is
+open. The run stops
 when every question is answered or nothing open fits in the time left
 (``--max-time``). The preset's own rounds run every benchmark whatever it
 costs: their workers give up the values beyond one where that round, and
@@ -32,6 +34,7 @@ and what the console says of them, ``concbench.run.added_rounds``'s.
 """
 
 from concbench.analysis import anytime
+from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run import calibration, costs
 from concbench.run.progress import format_duration, say
 from concbench.units import count
@@ -119,7 +122,8 @@ def choose(still, cost, remaining, joined=lambda names: names):
     to answer first (rounds still needed times the seconds a round of its
     benchmarks costs), each with the benchmarks it needs, while all of
     them could still be answered in the time left; the others only when
-    no such question is left. A race counts as its comparisons still
+    no such question is left, and of those, one that no number of rounds
+    would answer (MOST_ROUNDS) only when no other is open. A race counts as its comparisons still
     open (``Question.parts``): the rows it can soon show slower leave it
     first, whatever its closest contender still needs. ``cost``: a
     benchmark's likely seconds, by name; ``joined``: the benchmarks a set
@@ -152,7 +156,11 @@ def choose(still, cost, remaining, joined=lambda names: names):
         if plan_seconds(grown, cost) <= remaining and take(question):
             plan = grown
     if not chosen:
-        for question in ranked:
+        # Nothing can be answered in the time left: the budget goes to the
+        # questions nearest an answer; one that no number of rounds would
+        # answer at its spread waits while any other is open.
+        hopeless = [q for q in ranked if q.needed >= MOST_ROUNDS]
+        for question in [q for q in ranked if q.needed < MOST_ROUNDS] or hopeless:
             take(question)
     return chosen, names, spent
 
