@@ -19,12 +19,11 @@ questions by a deadline), so that rounds stay short while cheap answers
 are near; one that cannot be answered in time runs only when no other is
 open, since a budget the user gave is there to be spent, and one that no
 number of rounds would answer at its spread only when nothing else is
-open. The run stops
-when every question is answered or nothing open fits in the time left
-(``--max-time``). The preset's own rounds run every benchmark whatever it
-costs: their workers give up the values beyond one where that round, and
-the rounds up to the first whose intervals are bounded, would not fit in
-what is left (``calibration.fit``).
+open. The run stops when every question is answered or nothing open fits
+in the time left (``--max-time``). The preset's own rounds run every
+benchmark whatever it costs: their workers give up the values beyond one
+where that round, and the rounds up to the first whose intervals are
+bounded, would not fit in what is left (``calibration.fit``).
 
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
@@ -123,9 +122,10 @@ def choose(still, cost, remaining, joined=lambda names: names):
     benchmarks costs), each with the benchmarks it needs, while all of
     them could still be answered in the time left; the others only when
     no such question is left, and of those, one that no number of rounds
-    would answer (MOST_ROUNDS) only when no other is open. A race counts as its comparisons still
-    open (``Question.parts``): the rows it can soon show slower leave it
-    first, whatever its closest contender still needs. ``cost``: a
+    would answer (MOST_ROUNDS) only when no other is open. A race counts
+    as its comparisons still open (``Question.parts``): the rows it can
+    soon show slower leave it first, whatever its closest contender still
+    needs. ``cost``: a
     benchmark's likely seconds, by name; ``joined``: the benchmarks a set
     of them brings along (the controls)."""
     def to_answer(question):
