@@ -16,7 +16,7 @@ import statistics
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA, first_bounded
 from concbench.analysis.questions import SAME, SLOWER, Race, helping, scaling_groups, series_of
-from concbench.units import format_time as fmt_time
+from concbench.units import count, format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
 # spread, which is what keeps it open.
@@ -211,7 +211,7 @@ def scaling_takeaways(counted, members):
 def describe_saving(ratio):
     if ratio is None:
         return "no shared round"
-    shared = "%d shared round%s" % (ratio.rounds, "" if ratio.rounds == 1 else "s")
+    shared = count(ratio.rounds, "shared rounds")
     if ratio.low is None:
         return "%.2fx, %s, no interval yet" % (ratio.point, shared)
     return "%.2fx [%.2f-%.2f], %s" % (ratio.point, ratio.low, ratio.high, shared)

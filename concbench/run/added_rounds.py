@@ -43,7 +43,7 @@ def more_needed(still, cost, joined, elapsed):
 def describe(still):
     """'3 rows; fastest in encode, rotate; best thread count in rotate'."""
     rows = sum(1 for q in still if q.kind in ("row", "control"))
-    parts = ["%d row%s" % (rows, "" if rows == 1 else "s")] if rows else []
+    parts = [count(rows, "rows")] if rows else []
     topics = {}
     for q in still:
         if q.kind not in ("row", "control"):
