@@ -83,7 +83,7 @@ def test_no_finding_is_the_opposite_of_the_truth(both, preset):
     # set by the latencies), decided in three rounds however busy the
     # machine is.
     asyncio = found["sleep/asyncio"]
-    assert asyncio["verdict"] == "faster" and asyncio["speedup_ci_low"] > 3, asyncio
+    assert asyncio["verdict"] == "faster" and asyncio["speedup_ci_low"] > 2, asyncio
     if not getattr(sys, "_is_gil_enabled", lambda: True)():
         pytest.skip("encode's finding is about a build with the GIL")
     # Pure-Python work under the GIL: threads are no faster.
