@@ -8,35 +8,36 @@ import math
 import time
 
 from concbench.analysis.comparisons import MOST_ROUNDS
-from concbench.run.allocation import choose, members, parts_of, plan_seconds, planned
+from concbench.run.allocation import (choose, hopeless, members, parts_of, plan_seconds,
+                                      planned)
 from concbench.run.progress import format_duration, say
 from concbench.units import count
 
 
 def still_needs(still, cost, joined=lambda names: names):
-    """(seconds, hopeless): what the rounds the open questions are likely
+    """(seconds, lost): what the rounds the open questions are likely
     to need would take if their spreads held, round after round the
     benchmarks of those that still need one (``cost``, ``joined`` as in
-    ``choose``); hopeless: the labels of those no number of rounds up to
+    ``choose``); lost: the labels of those no number of rounds up to
     MOST_ROUNDS would answer at their spread."""
     pieces = parts_of(still)
-    hopeless = sorted({piece.label for piece in pieces if piece.needed >= MOST_ROUNDS})
-    plan = planned([piece for piece in pieces if piece.needed < MOST_ROUNDS], joined)
-    return plan_seconds(plan, cost), hopeless
+    lost = sorted({piece.label for piece in pieces if hopeless(piece)})
+    plan = planned([piece for piece in pieces if not hopeless(piece)], joined)
+    return plan_seconds(plan, cost), lost
 
 
 def more_needed(still, cost, joined, elapsed):
     """'at their spreads they would need about 14m10s more (--max-time
     23m)': what a user can give a run that answers them (its first rounds
     as this one, then theirs)."""
-    seconds, hopeless = still_needs(still, cost, joined)
+    seconds, lost = still_needs(still, cost, joined)
     found = []
     if seconds:
         found.append("at their spreads %s would need about %s more (--max-time %s)" % (
-            "the others" if hopeless else "they", format_duration(seconds),
+            "the others" if lost else "they", format_duration(seconds),
             "%dm" % math.ceil((elapsed + seconds) / 60)))
-    if hopeless:
-        found.append("%s would need more than %d rounds" % ("; ".join(hopeless), MOST_ROUNDS))
+    if lost:
+        found.append("%s would need more than %d rounds" % ("; ".join(lost), MOST_ROUNDS))
     return "; ".join(found)
 
 

@@ -94,6 +94,12 @@ def parts_of(still):
     return [part for question in still for part in (question.parts or [question])]
 
 
+def hopeless(question):
+    """Whether no number of rounds up to MOST_ROUNDS would answer
+    ``question`` at its spread."""
+    return question.needed >= MOST_ROUNDS
+
+
 def more_rounds(question):
     """The rounds ``question`` is likely to need beyond those it has: at
     least one, since it is open."""
@@ -125,9 +131,8 @@ def choose(still, cost, remaining, joined=lambda names: names):
     would answer (MOST_ROUNDS) only when no other is open. A race counts
     as its comparisons still open (``Question.parts``): the rows it can
     soon show slower leave it first, whatever its closest contender still
-    needs. ``cost``: a
-    benchmark's likely seconds, by name; ``joined``: the benchmarks a set
-    of them brings along (the controls)."""
+    needs. ``cost``: a benchmark's likely seconds, by name; ``joined``:
+    the benchmarks a set of them brings along (the controls)."""
     def to_answer(question):
         return more_rounds(question) * sum(cost(name) for name in joined(members(question)))
 
@@ -159,8 +164,8 @@ def choose(still, cost, remaining, joined=lambda names: names):
         # Nothing can be answered in the time left: the budget goes to the
         # questions nearest an answer; one that no number of rounds would
         # answer at its spread waits while any other is open.
-        hopeless = [q for q in ranked if q.needed >= MOST_ROUNDS]
-        for question in [q for q in ranked if q.needed < MOST_ROUNDS] or hopeless:
+        for question in ([q for q in ranked if not hopeless(q)]
+                         or [q for q in ranked if hopeless(q)]):
             take(question)
     return chosen, names, spent
 
