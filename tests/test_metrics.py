@@ -187,3 +187,38 @@ def test_no_run_figures_leaves_them_out(tmp_path):
     assert proc.returncode == 0, proc.stderr
     meta = pyperf.Benchmark.load(str(tmp_path / "n.json")).get_runs()[-1].get_metadata()
     assert "mem_tree_peak" not in meta and "hooks" not in meta
+
+
+def test_the_samplers_open_stat_files_follow_the_tree():
+    """The sampler keeps a process's /proc stat file open between samples
+    (reopening it cost several times the read); one that ends reads as
+    gone, and is closed, and so are those of processes no longer listed:
+    a fresh pool per batch does not leave a file open per process."""
+    import subprocess
+    import sys
+
+    from concbench.run import tree_memory
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        path = "/proc/%d/stat" % child.pid
+        rss, threads, parent = tree_memory._stat_linux(child.pid)
+        fd = tree_memory._open[path]
+        deadline = time.monotonic() + 10
+        while rss == 0 and time.monotonic() < deadline:    # not started yet
+            time.sleep(0.01)
+            rss, threads, parent = tree_memory._stat_linux(child.pid)
+        # The same file, read again, says what is so now.
+        assert rss > 0 and threads == 1 and parent == os.getpid()
+        assert tree_memory._open[path] == fd
+    finally:
+        child.kill()
+        child.wait()
+    with pytest.raises(ProcessLookupError):
+        tree_memory._stat_linux(child.pid)
+    assert path not in tree_memory._open
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    tree_memory._stat_linux(os.getpid())
+    tree_memory._keep_open(set())
+    assert list(tree_memory._open) in ([], ["/proc/loadavg"])

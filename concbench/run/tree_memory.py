@@ -10,14 +10,21 @@ import time
 LINUX = sys.platform.startswith("linux")
 
 
-def _children_linux(pid):
+def _children_linux(pid, read):
+    """The children of every thread of ``pid``; ``read``: the set of the
+    files read, to which theirs are added."""
     children = []
     try:
-        for task in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                children.extend(int(c) for c in f.read().split())
+        tasks = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        pass
+        return children
+    for task in tasks:
+        path = "/proc/%d/task/%s/children" % (pid, task)
+        try:
+            children.extend(int(c) for c in _read_proc(path, empty=True).split())
+        except OSError:     # the thread ended meanwhile
+            continue
+        read.add(path)
     return children
 
 
@@ -25,13 +32,53 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
 
 
+# Open /proc files, by path: the sampler reads the same few every 5-10 ms
+# while a model runs, and what it costs the model is its CPU. Read again
+# from the start, such a file says what it says now; opening and closing
+# it each time cost several times the read (60 us a file on a
+# free-threaded 3.13).
+_open = {}
+
+
+def _read_proc(path, empty=False):
+    """The text of the /proc file ``path`` now (OSError when it is gone;
+    an ``empty`` file, a thread's children, may say nothing)."""
+    fd = _open.get(path)
+    if fd is None:
+        fd = _open[path] = os.open(path, os.O_RDONLY)
+    try:
+        data = os.pread(fd, 65536, 0)
+        while len(data) % 65536 == 0 and data:    # a thread with many children
+            more = os.pread(fd, 65536, len(data))
+            if not more:
+                break
+            data += more
+    except OSError:
+        data = None
+    if data == b"" and empty:
+        return ""
+    if not data:    # its process ended (or its pid now names another)
+        del _open[path]
+        os.close(fd)
+        raise ProcessLookupError(path)
+    return data.decode()
+
+
+def _keep_open(paths):
+    """Close the open /proc files but ``paths`` (those of the tree as last
+    listed) and /proc/loadavg: a pool's processes and threads come and go
+    with every batch."""
+    for path in [path for path in _open
+                 if path not in paths and path != "/proc/loadavg"]:
+        os.close(_open.pop(path))
+
+
 def _stat_linux(pid):
     """(resident bytes, threads, parent pid) from /proc/PID/stat: cheap,
     unlike PSS. A zombie (exited, not yet reaped) raises ProcessLookupError:
     it holds no memory and runs nothing, so it is not counted among the
     processes."""
-    with open("/proc/%d/stat" % pid) as f:
-        data = f.read()
+    data = _read_proc("/proc/%d/stat" % pid)
     fields = data[data.rindex(")") + 2:].split()
     if fields[0] in ("Z", "X"):
         raise ProcessLookupError(pid)
@@ -56,8 +103,7 @@ def _last_pid():
     (/proc/loadavg's last field): when it has not changed, no process was
     created, so the tree need not be listed again. A few microseconds."""
     try:
-        with open("/proc/loadavg") as f:
-            return f.read().rsplit(None, 1)[-1]
+        return _read_proc("/proc/loadavg").rsplit(None, 1)[-1]
     except OSError:
         return None
 
@@ -77,13 +123,16 @@ def _pss_linux(pid, private=False):
     return total
 
 
-def _tree_linux(root, exclude):
+def _tree_linux(root, exclude, read=None):
+    """``root`` and its descendants but ``exclude`` and theirs; ``read``:
+    a set to which the files read are added."""
+    read = set() if read is None else read
     pids, pending = [], [root]
     while pending:
         pid = pending.pop()
         if pid not in exclude:
             pids.append(pid)
-            pending.extend(_children_linux(pid))
+            pending.extend(_children_linux(pid, read))
     return pids
 
 
@@ -180,7 +229,9 @@ class TreeMemory:
 
     def _list(self, now):
         started = time.perf_counter()
-        self.pids = _tree_linux(self.root, self.exclude)
+        read = set()
+        self.pids = _tree_linux(self.root, self.exclude, read)
+        _keep_open(read | {"/proc/%d/stat" % pid for pid in self.pids})
         self.list_cost = time.perf_counter() - started
         self.listed = now
 
@@ -191,7 +242,8 @@ class TreeMemory:
         for pid in self.pids:
             try:
                 rss[pid], count, parent = _stat_linux(pid)
-                if parent != self.root:
+                # The root's own switches the worker reads itself.
+                if parent != self.root and pid != self.root:
                     self.switches[pid] = _switches_linux(pid)
             except (OSError, ValueError, IndexError):   # exited meanwhile
                 continue
