@@ -163,6 +163,9 @@ BAD_INPUTS = [
     (["--workload", "sleep", "--append", "other.json"], "give -o or --append, not both"),
     (["--preset", "seeds-001", "--workload", "sleep"],
      "preset seeds-001 has no sleep workload; its workloads are: http"),
+    (["--without", "gc"], "--without: 'gc': expected one or more of partner, pinning, "
+     "prime, sampler, probe, collect, separated by commas"),
+    (["--without", ","], "--without: ',': expected one or more of"),
     (["--precision", "0"], "--precision: 0 is out of range"),
     (["--precision", "-5"], "--precision: -5 is out of range"),
     (["--precision", "tight"], "--precision: 'tight' is not a number"),

@@ -73,6 +73,7 @@ def header_lines(files):
                                                     meta.get("cpu_count", "?"))),
                    ("libraries", libs),
                    (K.PRESET, meta.get(K.PRESET)),
+                   ("harness without", meta.get(K.HARNESS_WITHOUT)),
                    (K.SCENARIO, meta.get(K.SCENARIO)),
                    ("scaled", meta.get(K.SCENARIO_SCALED)),
                    ("date", meta.get("date"))]

@@ -3,6 +3,7 @@ check the results against the reference; the figures around it (memory,
 CPU, the machine's probe) are taken just outside the timed region, the same
 for a benchmark's batch and the reference's beside it."""
 
+import gc
 import statistics
 import sys
 import time
@@ -12,6 +13,7 @@ from concbench import latency, schema
 from concbench.histogram import histogram_of
 from concbench.models.base import BatchClock
 from concbench.run import gil
+from concbench.run.interventions import used
 from concbench.run.record import BatchProbe, RunFigures
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
 from concbench.workloads.base import RATE, CheckError
@@ -95,7 +97,16 @@ def watched_run(bench, prepared, partner=None, watch=True):
     figures (None unwatched), the probe's seconds). ``partner``: the pid of
     the process running the reference's batches beside this one, not of
     its tree; ``watch``: False without the per-run figures (the hook),
-    whose memory and CPU figures nobody reads then."""
+    whose memory and CPU figures nobody reads then.
+
+    First a full garbage collection, on both sides alike: every batch then
+    starts from the same collector counts, instead of inheriting them from
+    the batch before, and none pays for a full collection the batches
+    before it prepared (an http batch of 55 ms took 70 ms whenever one
+    fell in it). Unlike a frozen heap, it leaves every object as the
+    model would find it in a script."""
+    if used("collect"):
+        gc.collect()
     workload = bench.workload
     state = {"tree": None}
 
@@ -107,7 +118,7 @@ def watched_run(bench, prepared, partner=None, watch=True):
     def after():
         if watch:
             state["tree"] = state["probe"].finish()
-    speed = machine_probe()
+    speed = machine_probe() if used("probe") else None
     seconds, counts, waits = timed_run(bench, prepared, (before, after))
     counts.update(workload.after_batch(state["before"], seconds))
     return seconds, counts, waits, state["tree"], speed
@@ -133,7 +144,8 @@ def run_batch(bench, prepared):
         return seconds, None
     tree.update(counts)
     tree.update(waits)
-    tree[schema.PROBE_S] = speed
+    if speed is not None:
+        tree[schema.PROBE_S] = speed
     tree[schema.GIL_ENABLED] = gil_before or gil.enabled()
     tree.update(bench.model.run_labels())
     if gil.GilWatch.modules:

@@ -3,11 +3,11 @@ benchmark's metadata says of it, and its items, reference results and model
 opened once per worker, outside the timed region."""
 
 import atexit
-import gc
 
 from concbench import latency, models, schema
 from concbench.plugins import source_metadata
 from concbench.run import inputs
+from concbench.run.interventions import used
 from concbench.run.partner import Partner, supported as partner_supported
 from concbench.workloads.base import RATE
 
@@ -98,14 +98,13 @@ class Bench:
             items, reference = inputs.items_and_reference(self.workload, self.inputs)
             sync_fn = self.workload.sync_function()
             async_fn = self.workload.async_function()
-            freeze_harness()
             models_here = [self.model]
             if self.partner is not None:
                 # The same model unrecorded (--latency-overhead) sees what
                 # the model leaves behind as the recorded one does: it runs
                 # in this process, alternating with it, the one difference
                 # being the recording.
-                if partner_supported() and not self.overhead:
+                if partner_supported() and not self.overhead and used("partner"):
                     # Forked before the model opens or runs anything; the
                     # model runs on the side this run of the row gives it.
                     self.partner_process = Partner(
@@ -121,25 +120,11 @@ class Bench:
                 model.open()
                 atexit.register(model.close)
                 self.workload.open(model)
-                if items:
+                if items and used("prime"):
                     model.prime(sync_fn, async_fn, items[0])
             atexit.register(self.workload.close)
             self._prepared = (items, reference, sync_fn, async_fn)
         return self._prepared
-
-
-def freeze_harness():
-    """Leave what the worker holds before the model opens (pyperf, this
-    package, the libraries, the inputs) out of every later garbage
-    collection. A full collection walks every object the process tracks:
-    here it cost an http batch of 55 ms some 15 ms, in one batch of six and
-    always in the first after the warm-up, for objects that are the
-    harness's, not the model's, and whose number depends on what else the
-    worker imported. The model's own objects (its pools, sessions, tasks)
-    are made after this and collected as always. Done before the partner
-    forks, so that the reference's batches run on the same heap."""
-    gc.collect()
-    gc.freeze()
 
 
 def library_versions(distributions):

@@ -14,7 +14,7 @@ import sys
 import pyperf
 
 from concbench.plugins import PluginError, add_workload_module
-from concbench.run import inputs, progress
+from concbench.run import interventions, inputs, progress
 from concbench.run.checks import open_results, provide_services
 from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                    stop_descendants)
@@ -89,6 +89,7 @@ def run_bench(program_args, opened):
     if args.worker:
         # A worker ends with the master that started it, however it ends.
         follow(args.master_pid)
+    interventions.leave_out(args.without)
     args.fixed_rounds = processes_given(sys.argv[1:])
     hard_limit = raise_nofile_limit()
     force_gil(args)

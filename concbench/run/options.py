@@ -10,12 +10,14 @@ import argparse
 import re
 
 from concbench import workloads
+from concbench.run import interventions
 from concbench.run.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 from concbench.run.schedule import PAIRINGS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_figures",
+             "without",
              "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
              "master_pid")
@@ -115,6 +117,11 @@ def add_options(parser):
     group.add_argument("--no-run-figures", action="store_true",
                        help="leave out the per-run figures (memory, CPU, "
                        "failures), for example to measure what they cost")
+    group.add_argument("--without", type=interventions.parse, metavar="NAME[,NAME...]",
+                       help="leave out what the harness does around the batches, "
+                       "to measure what it costs (docs/figures.md): %s"
+                       % "; ".join("%s: %s" % item
+                                   for item in interventions.INTERVENTIONS.items()))
     for option in workload_options():
         # A URL names a server, which no preset does.
         suffix = "" if option.parse else " (overrides the preset)"

@@ -32,6 +32,7 @@ import sys
 
 from concbench import schema
 from concbench.run import pinning
+from concbench.run.interventions import used
 from concbench.workloads.base import CheckError
 
 
@@ -71,6 +72,8 @@ def pin_worker(model):
     CPUs would differ by that. A model with threads or processes of its own
     is left to the scheduler, as its reference is. Returns the CPU, or
     None."""
+    if not used("pinning"):
+        return None
     cpu = current_cpu()
     if cpu is None or not single_threaded(model) or not hasattr(os, "sched_setaffinity"):
         return None
@@ -170,11 +173,11 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran.
         # A reference with threads of its own is left to the scheduler.
-        pin = single_threaded(model)
+        pin = single_threaded(model) and used("pinning")
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's
         items, _, sync_fn, async_fn = prepared
-        if items:
+        if items and used("prime"):
             model.prime(sync_fn, async_fn, items[0])
         while True:
             try:

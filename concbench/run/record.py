@@ -24,6 +24,7 @@ import time
 
 from concbench import IMPORT_ROOT, schema
 from concbench.run import sampler as sampler_protocol
+from concbench.run.interventions import used
 from concbench.run.pinning import release
 from concbench.thresholds import server_busy
 
@@ -263,7 +264,8 @@ class Sampler:
             [IMPORT_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "concbench.run.sampler", "--sample", str(pid)]
-            + (["--partner", str(partner)] if partner else []),
+            + (["--partner", str(partner)] if partner else [])
+            + ([] if used("sampler") else ["--ends-only"]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
             bufsize=1)
         self.pid = self.process.pid

@@ -35,12 +35,13 @@ def parse_answer(line):
     return answer
 
 
-def sampler_main(root, partner=None):
+def sampler_main(root, partner=None, between=True):
     """Answer each 'start' and 'stop' line with one line of figures.
 
     Between a start and a stop, sample every 5 ms for the first 50 ms (short
     batches), then every 10 ms (20 ms where only psutil is available); the
-    start and stop samples read PSS in full. The stop line ends with the
+    start and stop samples read PSS in full. Not ``between`` (bench.py
+    --without sampler): only those two. The stop line ends with the
     number of processes seen that the worker's CPU counters may have missed
     (always 0 where only psutil is available: it cannot tell), then the
     context switches of processes reaped outside the worker's reach.
@@ -71,8 +72,9 @@ def sampler_main(root, partner=None):
         reply(peak, 1)
         samples = 1
         started = time.monotonic()
-        while not select.select([stdin], [], [], interval if time.monotonic()
-                                - started > 0.05 else min(interval, 0.005))[0]:
+        while not select.select([stdin], [], [], (
+                None if not between else interval if time.monotonic() - started > 0.05
+                else min(interval, 0.005)))[0]:
             peak = [max(p, f) for p, f in zip(peak, sample())]
             samples += 1
         command = stdin.readline().strip()
@@ -82,23 +84,29 @@ def sampler_main(root, partner=None):
             return
 
 
+def main(argv):
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m concbench.run.sampler")
+    parser.add_argument("--sample", type=int, required=True, metavar="PID")
+    parser.add_argument("--partner", type=int, metavar="PID")
+    parser.add_argument("--ends-only", action="store_true",
+                        help="sample at each batch's start and end only")
+    args = parser.parse_args(argv)
+    # Ctrl-C reaches the whole process group: the worker decides, and
+    # the sampler ends when the worker closes its pipe.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from concbench.run.lifeline import follow
+    # It ends when the process that started it (the worker it samples)
+    # does, even one killed outright; were that one gone already, the
+    # pipe it reads is at its end.
+    follow(os.getppid())
+    try:
+        sampler_main(args.sample, args.partner, between=not args.ends_only)
+    except BrokenPipeError:     # the worker is gone; so is its reader
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 if __name__ == "__main__":
-    if len(sys.argv) in (3, 5) and sys.argv[1] == "--sample" and (
-            len(sys.argv) == 3 or sys.argv[3] == "--partner"):
-        import signal
-        # Ctrl-C reaches the whole process group: the worker decides, and
-        # the sampler ends when the worker closes its pipe.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        from concbench.run.lifeline import follow
-        # It ends when the process that started it (the worker it samples)
-        # does, even one killed outright; were that one gone already, the
-        # pipe it reads is at its end.
-        follow(os.getppid())
-        try:
-            sampler_main(int(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) == 5 else None)
-        except BrokenPipeError:     # the worker is gone; so is its reader
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    else:
-        print("usage: python -m concbench.run.sampler --sample PID [--partner PID]",
-              file=sys.stderr)
-        sys.exit(2)
+    main(sys.argv[1:])

@@ -62,6 +62,8 @@ def suite_metadata(args):
         meta[schema.MAX_TIME_S] = args.max_time
     if args.precision:
         meta[schema.PRECISION_TARGET_PCT] = args.precision
+    if args.without:
+        meta[schema.HARNESS_WITHOUT] = args.without
     if args.force_gil:
         meta[schema.GIL_FORCED] = args.force_gil
     meta[schema.GIL_EXPECTED] = "yes" if expected_gil(args) else "no"
