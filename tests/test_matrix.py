@@ -125,7 +125,7 @@ def test_the_control_follows_the_reference_and_runs_its_loop():
         # Paired in the worker: the reference's batches run in a copy of
         # this process, made before the model ran.
         assert bench.partner_process is not None
-        assert bench.partner_process.run()[2] == len(items)
+        assert bench.partner_process.run(False)[2] == len(items)
     finally:
         if bench.partner_process is not None:
             bench.partner_process.close()

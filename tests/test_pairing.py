@@ -359,6 +359,41 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="the reference's process is forked on Linux only")
+def test_beside_a_model_of_two_threads_the_reference_is_left_to_the_scheduler(tmp_path):
+    """Pinned to the CPU its worker last ran on while the model ran on
+    both, the reference read 11% slower than a script's sequential run
+    (docs/figures.md): neither process keeps to one CPU then."""
+    import os
+
+    import psutil
+
+    from concbench.models import parse
+    from concbench.run import cell, worker
+    from concbench.run.record import BatchProbe, RunFigures
+    from concbench.workloads.encode import Encode
+
+    if not cell.partner_supported():
+        skip_or_fail("the reference's own process needs Linux and fork")
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2:
+        skip_or_fail("pinning is only seen with two CPUs or more")
+    bench = cell.Bench(Encode(items=50), parse("threads-2"), "worker")
+    bench.round, bench.warmups = 0, 0
+    try:
+        with RunFigures():
+            for _ in range(2):
+                worker.time_batches(1, bench)
+        partner_cpus = set(psutil.Process(bench.partner_process.pid).cpu_affinity())
+    finally:
+        RunFigures.current = None
+        bench.partner_process.close()
+        if BatchProbe._sampler is not None:
+            BatchProbe._sampler.close()
+            BatchProbe._sampler = None
+    assert bench.pinned is None
+    assert os.sched_getaffinity(0) == allowed and partner_cpus == allowed
+
+
 def test_the_model_runs_on_either_side_of_the_fork_run_by_run(paired):
     """A process and its forked copy are not alike: the model runs in the
     worker in a row's first run and in the copy in its second, the reference on the

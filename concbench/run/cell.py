@@ -46,6 +46,9 @@ class Bench:
         self.batches_done = 0
         self.warmup_references = []
         self.partner_process = None
+        # The CPU the worker keeps to (concbench.run.partner.pin_worker),
+        # None where it is left to the scheduler.
+        self.pinned = None
         self.warned = False
         self._prepared = None
 

@@ -124,13 +124,17 @@ class Partner:
         theirs.close()
         self.pid, self.connection = pid, ours
 
-    def run(self):
+    def run(self, pinned):
         """(seconds, failed items, items) of one checked batch of the
-        reference, on the CPU this process last ran on: the machine's
-        CPUs run at speeds of their own from one second to the next, and
-        the batch beside it must see the speed it saw."""
+        reference; where this process keeps to one CPU (``pinned``), on
+        that CPU: the machine's CPUs run at speeds of their own from one
+        second to the next, and the batch beside it must see the speed it
+        saw. Beside a model of several threads or processes, where the
+        scheduler decides, it decides for the reference too: kept to one
+        CPU, the reference read 11% slower there than a script's
+        (docs/figures.md, "The harness leaves the model as it is")."""
         try:
-            self.connection.send(current_cpu())
+            self.connection.send(current_cpu() if pinned else None)
             answer = self.connection.recv()
         except (EOFError, OSError) as exc:
             raise PartnerFailed("the reference's process ended (%s)" % exc) from None
@@ -171,8 +175,10 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         BatchProbe.start_sampler(copy)
 
         model = bench.partner.model
-        # One thread runs the reference: it goes where the worker last ran.
-        # A reference with threads of its own is left to the scheduler.
+        # One thread runs the reference: it goes where the worker last ran,
+        # when the worker keeps to one CPU (the worker sends None when it
+        # does not). A reference with threads of its own is left to the
+        # scheduler.
         pin = single_threaded(model) and used("pinning")
         model.open()
         bench.workload.open(model)     # connections of its own, not the worker's

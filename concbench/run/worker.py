@@ -50,7 +50,7 @@ def run_pair(bench, prepared):
         raise BatchFailed("%s: pairing in the worker needs the per-run figures "
                           "(the concbench pyperf hook)" % bench.name)
     if bench.batches_done == 0 and bench.partner_process is not None:
-        pin_worker(bench.model)
+        bench.pinned = pin_worker(bench.model)
     if reference_first(recorder.pairs, bench.round):
         first = time.perf_counter()
         reference, failures = run_partner(bench, prepared)
@@ -86,7 +86,7 @@ def run_partner(bench, prepared):
     nobody's figures."""
     if bench.partner_process is not None:
         try:
-            seconds, failures, items = bench.partner_process.run()
+            seconds, failures, items = bench.partner_process.run(bench.pinned is not None)
         except PartnerFailed as exc:
             raise BatchFailed("%s: %s" % (bench.name, exc)) from None
         counts = {schema.FAILURES: failures, schema.ITEMS: items}
