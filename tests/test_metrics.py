@@ -197,28 +197,28 @@ def test_the_samplers_open_stat_files_follow_the_tree():
     import subprocess
     import sys
 
-    from concbench.run import tree_memory
+    from concbench.run import proc_files
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         path = "/proc/%d/stat" % child.pid
-        rss, threads, parent = tree_memory._stat_linux(child.pid)
-        fd = tree_memory._open[path]
+        rss, threads, parent = proc_files.stat(child.pid)
+        fd = proc_files._open[path]
         deadline = time.monotonic() + 10
         while rss == 0 and time.monotonic() < deadline:    # not started yet
             time.sleep(0.01)
-            rss, threads, parent = tree_memory._stat_linux(child.pid)
+            rss, threads, parent = proc_files.stat(child.pid)
         # The same file, read again, says what is so now.
         assert rss > 0 and threads == 1 and parent == os.getpid()
-        assert tree_memory._open[path] == fd
+        assert proc_files._open[path] == fd
     finally:
         child.kill()
         child.wait()
     with pytest.raises(ProcessLookupError):
-        tree_memory._stat_linux(child.pid)
-    assert path not in tree_memory._open
+        proc_files.stat(child.pid)
+    assert path not in proc_files._open
     with pytest.raises(OSError):
         os.fstat(fd)
-    tree_memory._stat_linux(os.getpid())
-    tree_memory._keep_open(set())
-    assert list(tree_memory._open) in ([], ["/proc/loadavg"])
+    proc_files.stat(os.getpid())
+    proc_files.keep_open(set())
+    assert list(proc_files._open) in ([], ["/proc/loadavg"])

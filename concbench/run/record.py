@@ -266,8 +266,7 @@ class Sampler:
             [sys.executable, "-m", "concbench.run.sampler", "--sample", str(pid)]
             + (["--partner", str(partner)] if partner else [])
             + ([] if used("sampler") else ["--ends-only"]),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
-            bufsize=1)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
         self.pid = self.process.pid
         # Not on the CPU a pinned worker's batches run on (concbench.run.pinning).
         release(self.pid)

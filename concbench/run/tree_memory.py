@@ -7,133 +7,12 @@ import os
 import sys
 import time
 
+from concbench.run import proc_files
+
 LINUX = sys.platform.startswith("linux")
 
 
-def _children_linux(pid, read):
-    """The children of every thread of ``pid``; ``read``: the set of the
-    files read, to which theirs are added."""
-    children = []
-    try:
-        tasks = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return children
-    for task in tasks:
-        path = "/proc/%d/task/%s/children" % (pid, task)
-        try:
-            children.extend(int(c) for c in _read_proc(path, empty=True).split())
-        except OSError:     # the thread ended meanwhile
-            continue
-        read.add(path)
-    return children
-
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
-
-
-# Open /proc files, by path: the sampler reads the same few every 5-10 ms
-# while a model runs, and what it costs the model is its CPU. Read again
-# from the start, such a file says what it says now; opening and closing
-# it each time cost several times the read (60 us a file on a
-# free-threaded 3.13).
-_open = {}
-
-
-def _read_proc(path, empty=False):
-    """The text of the /proc file ``path`` now (OSError when it is gone;
-    an ``empty`` file, a thread's children, may say nothing)."""
-    fd = _open.get(path)
-    if fd is None:
-        fd = _open[path] = os.open(path, os.O_RDONLY)
-    try:
-        data = os.pread(fd, 65536, 0)
-        while len(data) % 65536 == 0 and data:    # a thread with many children
-            more = os.pread(fd, 65536, len(data))
-            if not more:
-                break
-            data += more
-    except OSError:
-        data = None
-    if data == b"" and empty:
-        return ""
-    if not data:    # its process ended (or its pid now names another)
-        del _open[path]
-        os.close(fd)
-        raise ProcessLookupError(path)
-    return data.decode()
-
-
-def _keep_open(paths):
-    """Close the open /proc files but ``paths`` (those of the tree as last
-    listed) and /proc/loadavg: a pool's processes and threads come and go
-    with every batch."""
-    for path in [path for path in _open
-                 if path not in paths and path != "/proc/loadavg"]:
-        os.close(_open.pop(path))
-
-
-def _stat_linux(pid):
-    """(resident bytes, threads, parent pid) from /proc/PID/stat: cheap,
-    unlike PSS. A zombie (exited, not yet reaped) raises ProcessLookupError:
-    it holds no memory and runs nothing, so it is not counted among the
-    processes."""
-    data = _read_proc("/proc/%d/stat" % pid)
-    fields = data[data.rindex(")") + 2:].split()
-    if fields[0] in ("Z", "X"):
-        raise ProcessLookupError(pid)
-    # Fields 4 (ppid), 20 (num_threads) and 24 (rss, in pages), counted from 1.
-    return int(fields[21]) * PAGE, int(fields[17]), int(fields[1])
-
-
-def _switches_linux(pid):
-    """(voluntary, involuntary) context switches of PID so far."""
-    found = [0, 0]
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("voluntary_ctxt_switches:"):
-                found[0] = int(line.split()[1])
-            elif line.startswith("nonvoluntary_ctxt_switches:"):
-                found[1] = int(line.split()[1])
-    return found
-
-
-def _last_pid():
-    """The id the kernel gave the newest process or thread on the machine
-    (/proc/loadavg's last field): when it has not changed, no process was
-    created, so the tree need not be listed again. A few microseconds."""
-    try:
-        return _read_proc("/proc/loadavg").rsplit(None, 1)[-1]
-    except OSError:
-        return None
-
-
-def _pss_linux(pid, private=False):
-    """Proportional set size from /proc/PID/smaps_rollup (walks page tables);
-    with ``private``, the pages no other process maps (USS) instead."""
-    total = 0
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if private:
-                if line.startswith(("Private_Clean:", "Private_Dirty:",
-                                    "Private_Hugetlb:")):
-                    total += int(line.split()[1]) * 1024
-            elif line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    return total
-
-
-def _tree_linux(root, exclude, read=None):
-    """``root`` and its descendants but ``exclude`` and theirs; ``read``:
-    a set to which the files read are added."""
-    read = set() if read is None else read
-    pids, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        if pid not in exclude:
-            pids.append(pid)
-            pending.extend(_children_linux(pid, read))
-    return pids
 
 
 class TreeMemory:
@@ -150,7 +29,7 @@ class TreeMemory:
     allows.
 
     The tree is listed again at the first sample after any process or
-    thread was created on the machine (``_last_pid``), within a budget of
+    thread was created on the machine (``proc_files.last_pid``), within a budget of
     10% of the sampler's time, and at least every 50 ms: finding children
     means reading a file per thread, which adds up in a process with
     hundreds of threads, but a pool's processes that live for a few
@@ -211,7 +90,7 @@ class TreeMemory:
     def sample(self, force=False):
         """(memory, threads, processes) of the tree now."""
         now = time.monotonic()
-        last_pid = _last_pid()
+        last_pid = proc_files.last_pid()
         if (force or now - self.listed >= max(0.05, 100 * self.list_cost)
                 or (last_pid != self.last_pid
                     and now - self.listed >= 10 * self.list_cost)):
@@ -229,9 +108,9 @@ class TreeMemory:
 
     def _list(self, now):
         started = time.perf_counter()
-        read = set()
-        self.pids = _tree_linux(self.root, self.exclude, read)
-        _keep_open(read | {"/proc/%d/stat" % pid for pid in self.pids})
+        opened = set()
+        self.pids = proc_files.tree(self.root, self.exclude, opened)
+        proc_files.keep_open(opened | {"/proc/%d/stat" % pid for pid in self.pids})
         self.list_cost = time.perf_counter() - started
         self.listed = now
 
@@ -241,10 +120,10 @@ class TreeMemory:
         threads = 0
         for pid in self.pids:
             try:
-                rss[pid], count, parent = _stat_linux(pid)
+                rss[pid], count, parent = proc_files.stat(pid)
                 # The root's own switches the worker reads itself.
                 if parent != self.root and pid != self.root:
-                    self.switches[pid] = _switches_linux(pid)
+                    self.switches[pid] = proc_files.switches(pid)
             except (OSError, ValueError, IndexError):   # exited meanwhile
                 continue
             self.parents[pid] = parent
@@ -261,7 +140,7 @@ class TreeMemory:
         for pid in rss:
             if pid not in self.shared:
                 try:
-                    self.shared[pid] = max(0, rss[pid] - _pss_linux(pid, private=True))
+                    self.shared[pid] = max(0, rss[pid] - proc_files.pss(pid, private=True))
                 except OSError:
                     continue
 
@@ -276,13 +155,13 @@ class TreeMemory:
         started = time.perf_counter()
         for pid in list(rss):
             try:
-                self.shared[pid] = max(0, rss[pid] - _pss_linux(pid))
+                self.shared[pid] = max(0, rss[pid] - proc_files.pss(pid))
             except OSError:
                 continue
         if self.partner:
             try:
-                self.partner_shared = max(0, _pss_linux(self.partner)
-                                          - _pss_linux(self.partner, private=True))
+                self.partner_shared = max(0, proc_files.pss(self.partner)
+                                          - proc_files.pss(self.partner, private=True))
             except OSError:     # it ended
                 self.partner_shared = 0
         self.read_cost = time.perf_counter() - started
