@@ -14,7 +14,7 @@ REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 
 # Files whose tests make tox environments under the checkout's .tox: one
 # process at a time may build them.
-TOX_FILES = {"test_versions.py", "test_interpreters.py"}
+TOX_FILES = {"test_versions.py", "test_interpreters.py", "test_transparency.py"}
 
 
 @pytest.hookimpl(tryfirst=True)

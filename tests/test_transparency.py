@@ -1,0 +1,157 @@
+"""The harness leaves the model as it found it: what bench.py measures of a
+model agrees with what a bare script of the same work measures
+(tests/bare_models.py: no fork, no pinning, no sampler, no probe, no
+collection, no priming), on the GIL build and on every free-threaded
+build found. One model of each family runs encode's items: threads over
+chunks, a process pool, asyncio, and threads each running a loop. The
+bare script runs before and after bench.py, in the same test.
+
+The margin is as wide as a 2-core VM's noise needs on a busy day (a
+run's speedup moved by about 10% from one run to the next, its CPUs
+switching between two speeds, and hybrid-2's pairs on 3.13t ran either
+about 1.0x or 1.6x): it catches a harness that changes a model by two
+thirds or more, a threads model run on one core, a pool that never ran in
+parallel. What a frozen heap did on a free-threaded 3.13 cost threads
+from 1.3x (this VM) to 2.7x (another), so that mechanism is checked on
+its own as well: after a batch of threads, the item function is immortal
+in the worker (docs/figures.md, "The harness leaves the model as it is").
+"""
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+
+import pyperf
+import pytest
+
+from conftest import ROOT, run, skip_or_fail
+from test_versions import free_threaded_interpreters, tox
+
+BARE = str(ROOT / "tests" / "bare_models.py")
+REPORT = str(ROOT / "report.py")
+MODELS = ["threads-2-chunk-125", "processes-2-chunk-125", "asyncio", "hybrid-2"]
+ITEMS = 1000
+# bench.py: two workers a model, each its warm-up pair and 8 timed pairs;
+# the bare script: 8 rounds of each model before it and 8 after, each
+# model in a process of its own (a process pool forked after threads ran
+# is not the one a script of processes alone forks). Two runs a side: most
+# of this machine's noise lies between runs (its CPUs switch speeds).
+RUNNER = ["-p", "2", "-n", "8", "-w", "1"]
+BARE_ROUNDS = 8
+# How far bench.py's speedup may be from the bare script's.
+MARGIN = 1.6
+
+
+def run_python(python, args, cwd):
+    return subprocess.run([str(python)] + [str(a) for a in args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def bare_pairs(python, cwd):
+    """{model: [(sequential seconds, the model's seconds)]} of the bare
+    script, a process per model."""
+    found = {}
+    for model in MODELS:
+        proc = run_python(python, [BARE, "--items", ITEMS,
+                                   "--rounds", BARE_ROUNDS, model], cwd)
+        assert proc.returncode == 0, proc.stderr
+        found.update(json.loads(proc.stdout))
+    return found
+
+
+def bench_speedups(python, folder):
+    """({model: the speedup bench.py reports}, its runs' metadata)."""
+    out = folder / "t.json"
+    proc = run_python(python, [ROOT / "bench.py", "--workload", "encode", "--items", ITEMS,
+                               "--model", ",".join(["sequential"] + MODELS),
+                               "--no-control", "--quiet", "-o", out] + RUNNER, folder)
+    assert proc.returncode == 0, proc.stderr
+    shown = run([REPORT, out, "--format", "json"], folder)
+    assert shown.returncode == 0, shown.stderr
+    speedups = {row["benchmark"].split("/", 1)[1]: row["speedup"]
+                for row in json.loads(shown.stdout)["workloads"]["encode"]["rows"]}
+    runs = [one.get_metadata() for bench in pyperf.BenchmarkSuite.load(str(out))
+            .get_benchmarks() for one in bench.get_runs() if one.values]
+    return speedups, runs
+
+
+def median_pair(runs):
+    """The bare script's speedup as bench.py reckons its own: the mean over
+    runs of each run's median log ratio."""
+    return math.exp(statistics.fmean(
+        statistics.median(math.log(s / m) for s, m in pairs) for pairs in runs))
+
+
+def compare(python, folder):
+    """{model: (bench.py's speedup, the bare script's)}, bench.py run
+    between two runs of the bare script, and bench.py's runs' metadata."""
+    before = bare_pairs(python, folder)
+    speedups, runs = bench_speedups(python, folder)
+    after = bare_pairs(python, folder)
+    return {model: (speedups[model], median_pair([before[model], after[model]]))
+            for model in MODELS}, runs
+
+
+def python_of(build, tmp_path):
+    """The interpreter of ``build`` with the project's dependencies."""
+    if build == "gil":
+        return sys.executable
+    env = "py%st" % build.replace(".", "")
+    if env not in dict(free_threaded_interpreters()):
+        if build == "3.13":
+            skip_or_fail("the free-threaded path needs python3.13t; none found "
+                         "(on PATH or under pyenv)")
+        pytest.skip("no python%st here (on PATH or under pyenv)" % build)
+    python = ROOT / ".tox" / env / "bin" / "python"
+    if not python.exists():
+        proc = tox(["-e", env, "--notest"], tmp_path)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return python
+
+
+@pytest.mark.parametrize("build", ["gil", "3.13", "3.14"])
+def test_bench_measures_what_a_bare_script_measures(build, tmp_path):
+    found, runs = compare(python_of(build, tmp_path), tmp_path)
+    said = "; ".join("%s: bench.py %.2fx, bare %.2fx" % ((model,) + pair)
+                     for model, pair in found.items())
+    print(said)
+    for bench, bare in found.values():
+        assert 1 / MARGIN < bench / bare < MARGIN, said
+    # Each run of a free-threaded build ran without the GIL.
+    assert {meta["gil_enabled"] for meta in runs} == {"no" if build != "gil" else "yes"}
+
+
+IMMORTAL = """
+import sys
+from concbench.models import parse
+from concbench.run import cell, worker
+from concbench.run.record import BatchProbe, RunFigures
+from concbench.workloads.encode import Encode, encoded_size
+
+bench = cell.Bench(Encode(items=200), parse("threads-2-chunk-25"), "worker")
+bench.round, bench.warmups = 0, 0
+with RunFigures():
+    worker.time_batches(1, bench)
+RunFigures.current = None
+print(sys.getrefcount(encoded_size))
+bench.partner_process.close()
+BatchProbe._sampler.close()
+"""
+
+
+def test_a_free_threaded_313_makes_the_item_function_immortal_in_the_worker(tmp_path):
+    """What the harness once undid: a free-threaded 3.13 makes functions,
+    code objects and classes immortal when the first thread starts, so
+    that threads share them without contending for their reference
+    counts; objects gc.freeze() had frozen were left out. After a batch of
+    threads in a worker, the item function is immortal (its reference
+    count reads 2**32 - 1). 3.14t counts such references in another way
+    (deferred reference counting), where no count says so."""
+    python = python_of("3.13", tmp_path)
+    script = tmp_path / "immortal.py"
+    script.write_text(IMMORTAL)
+    proc = run_python(python, [script], ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) == 2 ** 32 - 1, proc.stdout
