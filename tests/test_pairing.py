@@ -361,8 +361,9 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
                     reason="the reference's process is forked on Linux only")
 def test_beside_a_model_of_two_threads_the_reference_is_left_to_the_scheduler(tmp_path):
     """Pinned to the CPU its worker last ran on while the model ran on
-    both, the reference read 11% slower than a script's sequential run
-    (docs/figures.md): neither process keeps to one CPU then."""
+    both, the reference could not leave a slow or busy CPU, as a script's
+    sequential run does (docs/figures.md): neither process keeps to one
+    CPU then."""
     import os
 
     import psutil

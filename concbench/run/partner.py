@@ -130,9 +130,10 @@ class Partner:
         that CPU: the machine's CPUs run at speeds of their own from one
         second to the next, and the batch beside it must see the speed it
         saw. Beside a model of several threads or processes, where the
-        scheduler decides, it decides for the reference too: kept to one
-        CPU, the reference read 11% slower there than a script's
-        (docs/figures.md, "The harness leaves the model as it is")."""
+        scheduler decides, it decides for the reference too, as for a
+        script's sequential run: kept to one CPU, the reference could not
+        leave a slow or busy one (docs/figures.md, "The harness leaves the
+        model as it is")."""
         try:
             self.connection.send(current_cpu() if pinned else None)
             answer = self.connection.recv()
