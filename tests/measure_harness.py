@@ -70,8 +70,11 @@ def bench(python, items, without):
 
 def measure(python, reps, items, log, seed, left_out):
     order = random.Random(seed)
+    # Repetitions go on from those the log already holds for this Python.
+    done = [json.loads(line)["rep"] for line in open(log)] if os.path.exists(log) else []
+    first = max(done) + 1 if done else 0
     with open(log, "a") as out:
-        for rep in range(reps):
+        for rep in range(first, first + reps):
             variants = [None] + left_out
             order.shuffle(variants)
             runs = [("bare", bare(python, items))]
@@ -80,7 +83,7 @@ def measure(python, reps, items, log, seed, left_out):
                 out.write(json.dumps({"python": python, "rep": rep, "variant": variant,
                                       "items": items, "pairs": pairs}) + "\n")
             out.flush()
-            print("repetition %d of %d done" % (rep + 1, reps), file=sys.stderr)
+            print("repetition %d of %d done" % (rep + 1 - first, reps), file=sys.stderr)
 
 
 def figure(pairs):
