@@ -117,12 +117,14 @@ def tables(log):
                 math.exp(statistics.median(figure(r["bare"][model]) for r in both)),
                 interval([figure(r["-"][model]) - figure(r["bare"][model]) for r in both])))
         print()
+        left_out = [name for name in INTERVENTIONS
+                    if any("-" in r and name in r for r in reps.values())]
+        if not left_out:
+            continue
         print("| left out | " + " | ".join(MODELS) + " |")
         print("| --- |" + " --- |" * len(MODELS))
-        for name in INTERVENTIONS:
+        for name in left_out:
             both = [r for r in reps.values() if "-" in r and name in r]
-            if not both:
-                continue
             print("| %s | %s |" % (name, " | ".join(
                 interval([figure(r["-"][model]) - figure(r[name][model]) for r in both])
                 for model in MODELS)))
