@@ -33,13 +33,13 @@ BARE = str(ROOT / "tests" / "bare_models.py")
 REPORT = str(ROOT / "report.py")
 MODELS = ["threads-2-chunk-125", "processes-2-chunk-125", "asyncio", "hybrid-2"]
 ITEMS = 1000
-# bench.py: two workers a model, each its warm-up pair and 8 timed pairs;
-# the bare script: 8 rounds of each model before it and 8 after, each
+# bench.py: two workers a model, each its warm-up pair and 6 timed pairs;
+# the bare script: 6 rounds of each model before it and 6 after, each
 # model in a process of its own (a process pool forked after threads ran
 # is not the one a script of processes alone forks). Two runs a side: most
 # of this machine's noise lies between runs (its CPUs switch speeds).
-RUNNER = ["-p", "2", "-n", "8", "-w", "1"]
-BARE_ROUNDS = 8
+RUNNER = ["-p", "2", "-n", "6", "-w", "1"]
+BARE_ROUNDS = 6
 # How far bench.py's speedup may be from the bare script's.
 MARGIN = 1.6
 
