@@ -11,7 +11,7 @@ rows' verdicts, the fastest model, the best worker count, where more
 workers stopped helping), what runs next is the allocation's
 (``allocation.choose``, the A/A control joining as in bench.py, each
 worker's pairs from ``calibration.values_for``), and the answer read at
-the end is the takeaways' (``questions.Race``).
+the end is the takeaways' (``race.Race``).
 
 The rows: the reference, its A/A control and a second row of no difference
 (1.00x), a row of 1.08x, one of 0.80x, and a series threads-2/4/8 at 1.60x,
@@ -48,7 +48,8 @@ from concbench import schema as K
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
-from concbench.analysis.questions import Race, all_questions
+from concbench.analysis.questions import all_questions
+from concbench.analysis.race import Race
 from concbench.analysis.pairs import settle, units
 from concbench.schema import BY_ROUND, IN_WORKER, NONE
 

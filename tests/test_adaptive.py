@@ -213,7 +213,7 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     rounds: the far one needs a round or two more to be shown slower, the
     close one dozens. Its far comparison runs now, beside another
     question, though the whole race cannot be answered in the budget."""
-    from concbench.analysis.questions import Race
+    from concbench.analysis.race import Race
 
     def row(name, position, speedup):
         rnd = random.Random(name)
@@ -512,3 +512,64 @@ def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path
     assert "round 2 (added)" in more.stderr, more.stderr
     _, found = runs_by_round(tmp_path / "x.json")
     assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 2
+
+
+def worker_row(name, position, speedups, reference=None):
+    """A row paired in its worker, with its per-round speedups."""
+    row = SimpleNamespace(name="w/" + name, model=name, position=position,
+                          pairing="worker", within_floor=None, by_round={},
+                          speedup=math.exp(sum(map(math.log, speedups.values()))
+                                           / len(speedups)) if speedups else 1.0,
+                          mean=1.0, reference=reference)
+    row.speedups = lambda: None if row.reference is row else speedups
+    return row
+
+
+def test_a_race_of_rows_paired_in_their_worker_reads_every_round_each_ran():
+    """The leader ran 3 rounds (its own row decided early), a close rival
+    11 and three rows at 1.00x 11 others: they share no round with the
+    leader, so no comparison with it has an interval, but each row's own
+    speedup does. The rows at 1.00x lie far below the close rival's lower
+    end and are out; the close rival stays. (Read through shared rounds
+    only, every rival stays open, and this fails.)"""
+    from concbench.analysis.race import OPEN, SLOWER, Race
+
+    rnd = random.Random(5)
+    reference = worker_row("sequential", 0, {})
+    reference.reference = reference
+    leader = worker_row("lead", 1, {0: 2.3, 1: 1.9, 2: 2.0}, reference)
+    close = worker_row("close", 2, {r: 1.99 * math.exp(rnd.gauss(0, 0.02))
+                                    for r in range(3, 14)}, reference)
+    slow = [worker_row("slow-%d" % k, 3 + k, {r: math.exp(rnd.gauss(0, 0.02))
+                                              for r in range(3, 14)}, reference)
+            for k in range(3)]
+    race = Race([reference, leader, close] + slow)
+    assert race.by_rows and race.leader is leader
+    states = {row.model: state for row, _, state in race.entries}
+    assert states == {"sequential": SLOWER, "close": OPEN, "slow-0": SLOWER,
+                      "slow-1": SLOWER, "slow-2": SLOWER}
+    assert [row.model for row in race.named()] == ["lead", "close"]
+    # The question left runs the leader beside its close rival.
+    question = race.question("fastest", "w", "fastest")
+    assert [part.rows for part in question.parts] == [[leader, close]]
+
+
+def test_a_race_whose_leader_changes_on_its_last_pass_reads_against_the_last():
+    """Three rows paired by round, each shown faster than the next on the
+    rounds they share, in a circle: the leader changes on every pass, the
+    last too. The entries are those against the leader named, and name
+    every other row once."""
+    from concbench.analysis.race import Race
+
+    def row(name, position, mean, by_round):
+        return SimpleNamespace(name="w/" + name, model=name, position=position,
+                               pairing="round", by_round=by_round, speedup=None,
+                               mean=mean, reference=None, within_floor=None,
+                               speedups=lambda: None)
+    a = row("a", 0, 0.9, {**{r: 1.0 for r in range(6)}, **{r: 0.5 for r in range(12, 18)}})
+    b = row("b", 1, 1.0, {**{r: 0.5 for r in range(6)}, **{r: 1.0 for r in range(6, 12)}})
+    c = row("c", 2, 1.0, {**{r: 0.5 for r in range(6, 12)}, **{r: 1.0 for r in range(12, 18)}})
+    race = Race([a, b, c])
+    others = [entry[0] for entry in race.entries]
+    assert race.leader not in others
+    assert sorted(r.model for r in others + [race.leader]) == ["a", "b", "c"]

@@ -235,3 +235,48 @@ def test_the_comparison_names_the_leader_of_an_undecided_race(tmp_path):
     text = report(tmp_path, decided, str(decided))
     assert [line.strip() for line in text.splitlines() if "best:" in line] == [
         "* best: c asyncio; c asyncio"]
+
+
+def borderline_suite(path, workloads):
+    """Each of ``workloads`` has a reference and a control whose per-round
+    speedups are exp(0.089 +- 0.05), alternating, over 8 rounds: its
+    confidence sequence excludes 1 at 95% and holds it at 97.5%."""
+    benchmarks = []
+    for workload in workloads:
+        for model in ("sequential", "control", "asyncio"):
+            runs = []
+            for number in range(8):
+                shift = 0.089 + (0.05 if number % 2 else -0.05)
+                value = {"sequential": 0.3, "asyncio": 0.1,
+                         "control": 0.3 * math.exp(-shift)}[model]
+                meta = dict(FACTS, workload=workload, name="%s/%s" % (workload, model),
+                            model=model, round=number)
+                if model == "control":
+                    meta["control_of"] = "sequential"
+                runs.append(pyperf.Run([value], metadata=meta, collect_metadata=False))
+            benchmarks.append(pyperf.Benchmark(runs))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+    return path
+
+
+def test_the_controls_of_a_run_share_its_five_percent(tmp_path):
+    """With one control, its 95% interval decides; with two, each is held
+    to 97.5%, so that a sound run is marked UNTRUSTED with at most 5%
+    chance however many workloads it has. (Each control at 95% on its
+    own: the two-workload file is untrusted too, and this fails.)"""
+    from concbench.analysis import anytime
+
+    half = anytime.half_width(8, 0.05 * math.sqrt(8 / 7))
+    wider = anytime.half_width(8, 0.05 * math.sqrt(8 / 7), anytime.ALPHA / 2)
+    assert half < 0.089 < wider
+    one = json.loads(report(tmp_path, borderline_suite(tmp_path / "one.json", ["w"]),
+                            "--format", "json"))
+    assert one["trusted"] is False
+    assert one["workloads"]["w"]["control"]["verdict"] == "faster"
+    two = json.loads(report(tmp_path, borderline_suite(tmp_path / "two.json", ["w", "v"]),
+                            "--format", "json"))
+    assert two["trusted"] is True
+    for workload in ("w", "v"):
+        control = two["workloads"][workload]["control"]
+        assert control["verdict"] == "undecided"
+        assert control["speedup_ci_low"] < 1 < control["speedup_ci_high"]

@@ -128,11 +128,12 @@ def row_question(row, precision=None, kind="row"):
     interval's width)."""
     answered = not is_open(row.ratio, precision)
     logs = [math.log(x) for x in row.round_ratios()]
-    needed = rounds_needed(logs, verdict_room, floor=row.within_floor)
+    alpha = getattr(row, "alpha", anytime.ALPHA)
+    needed = rounds_needed(logs, verdict_room, alpha, floor=row.within_floor)
     room = verdict_room(mean(logs)) if logs else 0.0
     if precision:
-        needed = max(needed, rounds_needed(logs, precision_room(precision),
+        needed = max(needed, rounds_needed(logs, precision_room(precision), alpha,
                                            floor=row.within_floor))
         room = min(room, precision_room(precision)(0.0)) if logs else 0.0
     return Question(kind, row.workload, row.name, answered, [row], len(logs), needed,
-                    room=room)
+                    room=room, alpha=alpha)

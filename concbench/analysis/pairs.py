@@ -8,6 +8,7 @@ import math
 import statistics
 
 from concbench import schema as K
+from concbench.analysis.anytime import ALPHA
 from concbench.analysis.stats import ratio_of, verdict, within_floor
 
 
@@ -46,17 +47,17 @@ def units(groups):
             within_floor(list(groups.values())))
 
 
-def settle(row, reference):
+def settle(row, reference, alpha=ALPHA):
     """``row``'s speedup against ``reference`` from the rounds that pair
-    them (``round_speedups``): its interval (``ratio``), point and verdict.
-    The report's rows and the simulation's (``concbench.simulation``) are
-    settled alike."""
+    them (``round_speedups``): its interval (``ratio``, at level 1 -
+    ``alpha``), point and verdict. The report's rows and the simulation's
+    (``concbench.simulation``) are settled alike."""
     row.reference = reference
     if row is reference:
         row.speedup = 1.0
         return
     row._speedups = round_speedups(row, reference)
-    row.ratio = ratio_of(row._speedups, floor=row.within_floor)
+    row.ratio = ratio_of(row._speedups, alpha, floor=row.within_floor)
     row.speedup = row.ratio.point if row.ratio else reference.mean / row.mean
     row.verdict = verdict(row.ratio)
 

@@ -10,16 +10,8 @@ run's allocation (``concbench.run.allocation``) spends its rounds on the open
 ones. Both read them here, so that the run stops on the answers the report
 will print.
 
-The fastest model, and the best worker count, are a best-arm identification
-at fixed confidence (a race: Maron & Moore's Hoeffding races, Even-Dar et
-al.'s successive elimination, LUCB): the row that leads is compared with
-every other on the rounds both ran, each comparison at 95% / (rows - 1), so
-that the true fastest is left out of the answer with at most 5% chance,
-whenever the run stops (the intervals are confidence sequences). A row
-shown slower is out of the race. The race is answered when no other row can
-still be more than 5% faster than the leader (an epsilon-good answer: the
-leader is the fastest or within 5% of it); the rows not shown slower are
-named with it.
+The races (the fastest model, the best worker count) are
+``concbench.analysis.race``'s.
 """
 
 import math
@@ -27,97 +19,9 @@ import math
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, compare, race_room,
-                                            rounds_needed, row_question, step_room)
-from concbench.analysis.stats import SAME_BAND, verdict
-
-def fastest(rows):
-    """The row with the best speedup against the common reference (paired
-    by round: rows that ran different rounds are not ranked by their means
-    over different moments), or the least mean without speedups."""
-    if all(r.speedup for r in rows):
-        return max(rows, key=lambda r: (r.speedup, -r.mean))
-    return min(rows, key=lambda r: r.mean)
-
-
-# What a race says of a row against its leader.
-SLOWER, SAME, WITHIN, OPEN = "slower", "same", "within", "open"
-
-
-def standing(ratio):
-    """A row's time over the leader's: shown slower; the same within 5%;
-    not told apart but no more than 5% faster; or still open."""
-    if ratio is None or ratio.low is None:
-        return OPEN
-    if ratio.low > 1.0:
-        return SLOWER
-    if SAME_BAND[0] <= ratio.low and ratio.high <= SAME_BAND[1]:
-        return SAME
-    if ratio.low >= SAME_BAND[0]:
-        return WITHIN
-    return OPEN
-
-
-class Race:
-    """Which of ``members`` is the fastest: the ``leader``, and for every
-    other row its ratio against it and its standing (``entries``)."""
-
-    def __init__(self, members):
-        self.members = list(members)
-        self.comparisons = max(1, len(self.members) - 1)
-        best = fastest(self.members)
-        # A row shown faster than it on the rounds they share (they may
-        # share other rounds than either shares with the reference) leads.
-        for _ in self.members:
-            ratios = [(row, compare(row, best, self.comparisons))
-                      for row in self.members if row is not best]
-            ahead = next((row for row, ratio in ratios if verdict(ratio) == "slower"), None)
-            if ahead is None:
-                break
-            best = ahead
-        self.leader = best
-        self.entries = [(row, ratio, standing(ratio)) for row, ratio in ratios]
-
-    @property
-    def answered(self):
-        return all(state != OPEN for _, _, state in self.entries)
-
-    def named(self):
-        """The rows the answer names: the leader and every row not shown
-        slower, in file order."""
-        return sorted([self.leader] + [row for row, _, state in self.entries
-                                       if state != SLOWER], key=lambda r: r.position)
-
-    def tied(self):
-        """[(row, ratio)] of the rows not shown slower than the leader."""
-        return [(row, ratio) for row, ratio, state in self.entries if state != SLOWER]
-
-    def question(self, kind, workload, topic):
-        """The race as one question, answered when every row is; its
-        ``parts``, one per row still open against the leader, are what
-        the allocation runs: a row far behind needs a round or two more to
-        be shown slower and leave the race, a close one many, and each
-        gets its rounds as it can be answered."""
-        alpha = anytime.ALPHA / self.comparisons
-        parts = []
-        for row, ratio, state in self.entries:
-            if state != OPEN:
-                continue
-            logs = [math.log(x) for x in ratio.values] if ratio else []
-            parts.append(Question(
-                kind, workload, topic, False, [self.leader, row], len(logs),
-                rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None),
-                pairs=[(row, self.leader)], alpha=alpha,
-                room=race_room(math.log(ratio.point) if ratio else 0.0)))
-        found = Question(kind, workload, topic, not parts,
-                         [self.leader] + [p.rows[1] for p in parts] if parts else [],
-                         min((p.rounds for p in parts), default=0),
-                         max((p.needed for p in parts), default=0),
-                         pairs=[pair for p in parts for pair in p.pairs],
-                         room=min((p.room for p in parts), default=0.0), alpha=alpha)
-        found.parts = parts
-        return found
-
+from concbench.analysis.comparisons import (HELPED, Question, compare, rounds_needed,
+                                            row_question, step_room)
+from concbench.analysis.race import Race
 
 def helping(members):
     """Where adding workers stopped saving 5% or more, along a series sorted

@@ -11,6 +11,7 @@ import os
 import statistics
 
 from concbench import schema as K
+from concbench.analysis.anytime import ALPHA
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
@@ -72,6 +73,8 @@ class Row:
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
         self.flags = []
+        # The level of the row's interval: a run's A/A controls share 5%.
+        self.alpha = ALPHA
 
     def _timed_runs(self):
         return zip([r for r in self.bench.get_runs() if r.values], self.runs)
@@ -172,7 +175,7 @@ class Row:
         if not self.ours or reference is None or not self.knows_model():
             return
         cpu_per_item = least.cpu_per_item if least else None
-        pairs.settle(self, reference)
+        pairs.settle(self, reference, self.alpha)
         if self is not reference:
             self.gap = pairs.gap(self, reference)
         kind = self.meta.get(K.WORKLOAD_KIND)
@@ -262,6 +265,12 @@ def build_rows(suite, controls=None):
     found = {}
     cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
     precision = suite.get_metadata().get(K.PRECISION_TARGET_PCT)
+    # The controls are one family: a run whose arrangement is sound has
+    # one of them come out faster or slower with at most 5% chance.
+    family = sum(1 for r in rows if r.is_control())
+    for row in rows:
+        if row.is_control():
+            row.alpha = ALPHA / family
     for name, group in groups.items():
         for row in [r for r in group if r.is_control()]:
             group.remove(row)

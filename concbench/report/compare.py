@@ -9,7 +9,7 @@ from concbench import schema as K
 from concbench.analysis.stats import unpaired_ratio
 
 from .load import ReportError
-from concbench.analysis.questions import Race
+from concbench.analysis.race import Race
 
 # A row of two files measures the same thing only if these agree: the
 # workload's parameters, and for http the server and the Python it ran on.

@@ -14,8 +14,9 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.analysis.anytime import ALPHA, first_bounded
-from concbench.analysis.questions import SAME, SLOWER, Race, helping, scaling_groups, series_of
+from concbench.analysis.anytime import first_bounded
+from concbench.analysis.questions import helping, scaling_groups, series_of
+from concbench.analysis.race import SAME, SLOWER, Race
 from concbench.units import count, format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
@@ -64,11 +65,10 @@ def winner_line(topic, race, name, details):
     if kinds["same"]:
         parts.append("the same within 5%%: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
     if kinds["open"]:
-        parts.append("no interval yet against %s (%s; %d needed at 95%% over %d "
-                     "comparisons)" % (", ".join(name(r) for r, _ in kinds["open"]),
-                                       shared(kinds["open"]),
-                                       first_bounded(ALPHA / max(1, comparisons)),
-                                       comparisons))
+        parts.append("no interval yet against %s (%s; %d needed at %s%% over %s)" % (
+            ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
+            first_bounded(race.alpha), "%g" % (100 * (1 - race.alpha * comparisons)),
+            count(comparisons, "comparisons")))
     return "%s: undecided; %s leads (%s); %s" % (topic, name(best), details,
                                                  "; ".join(parts))
 
