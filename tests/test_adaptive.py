@@ -514,46 +514,6 @@ def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path
     assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 2
 
 
-def worker_row(name, position, speedups, reference=None):
-    """A row paired in its worker, with its per-round speedups."""
-    row = SimpleNamespace(name="w/" + name, model=name, position=position,
-                          pairing="worker", within_floor=None, by_round={},
-                          speedup=math.exp(sum(map(math.log, speedups.values()))
-                                           / len(speedups)) if speedups else 1.0,
-                          mean=1.0, reference=reference)
-    row.speedups = lambda: None if row.reference is row else speedups
-    return row
-
-
-def test_a_race_of_rows_paired_in_their_worker_reads_every_round_each_ran():
-    """The leader ran 3 rounds (its own row decided early), a close rival
-    11 and three rows at 1.00x 11 others: they share no round with the
-    leader, so no comparison with it has an interval, but each row's own
-    speedup does. The rows at 1.00x lie far below the close rival's lower
-    end and are out; the close rival stays. (Read through shared rounds
-    only, every rival stays open, and this fails.)"""
-    from concbench.analysis.race import OPEN, SLOWER, Race
-
-    rnd = random.Random(5)
-    reference = worker_row("sequential", 0, {})
-    reference.reference = reference
-    leader = worker_row("lead", 1, {0: 2.3, 1: 1.9, 2: 2.0}, reference)
-    close = worker_row("close", 2, {r: 1.99 * math.exp(rnd.gauss(0, 0.02))
-                                    for r in range(3, 14)}, reference)
-    slow = [worker_row("slow-%d" % k, 3 + k, {r: math.exp(rnd.gauss(0, 0.02))
-                                              for r in range(3, 14)}, reference)
-            for k in range(3)]
-    race = Race([reference, leader, close] + slow)
-    assert race.by_rows and race.leader is leader
-    states = {row.model: state for row, _, state in race.entries}
-    assert states == {"sequential": SLOWER, "close": OPEN, "slow-0": SLOWER,
-                      "slow-1": SLOWER, "slow-2": SLOWER}
-    assert [row.model for row in race.named()] == ["lead", "close"]
-    # The question left runs the leader beside its close rival.
-    question = race.question("fastest", "w", "fastest")
-    assert [part.rows for part in question.parts] == [[leader, close]]
-
-
 def test_a_race_whose_leader_changes_on_its_last_pass_reads_against_the_last():
     """Three rows paired by round, each shown faster than the next on the
     rounds they share, in a circle: the leader changes on every pass, the
