@@ -154,16 +154,28 @@ def fastest_line(suite):
 def test_takeaways_name_a_winner_only_when_it_is_clear():
     clear = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.2})
     assert fastest_line(clear).startswith("fastest: asyncio (")
-    tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101})
+    tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101}, noise=0.03)
     assert fastest_line(tie) == (
         "fastest: undecided; asyncio leads (115 ms, 3.00x sequential); not told "
         "apart from it in 5 shared rounds: uvloop")
-    # Too few shared rounds for an interval at 95% over 2 comparisons.
+    # The race reads only each comparison's lower end (one-sided at 95% / 2):
+    # uvloop's time over asyncio's is shown above 0.95, so it cannot be 5%
+    # faster, and the race is answered; its interval, [0.95-1.07], is the
+    # two-sided one at 90% / 2 whose lower end that is.
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101})) == (
+        "fastest: asyncio (115 ms, 3.00x sequential); not told apart from it, none "
+        "more than 5% faster: uvloop (1.01x its time [0.95-1.07])")
+    # Too few shared rounds for an interval at 95% over 2 comparisons; at 3,
+    # sequential is out and uvloop not told apart.
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
+                                 rounds=2)) == (
+        "fastest: undecided; uvloop leads (113 ms, 3.02x sequential); no interval "
+        "yet against sequential, asyncio (2 shared rounds; 3 needed at 95% over 2 "
+        "comparisons)")
     assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
                                  rounds=3)) == (
-        "fastest: undecided; asyncio leads (118 ms, 2.99x sequential); no interval "
-        "yet against sequential, uvloop (3 shared rounds; 4 needed at 95% over 2 "
-        "comparisons)")
+        "fastest: undecided; asyncio leads (118 ms, 2.99x sequential); not told "
+        "apart from it in 3 shared rounds: uvloop")
     # Enough rounds put two even ones within 5% of each other: a decided tie;
     # and tell a 1% difference apart.
     assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
@@ -178,7 +190,7 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
                       noise=0.015)
     assert fastest_line(within) == (
         "fastest: asyncio (115 ms, 2.97x sequential); not told apart from it, none "
-        "more than 5% faster: uvloop (1.02x its time [0.96-1.09])")
+        "more than 5% faster: uvloop (1.02x its time [0.97-1.08])")
 
 
 def test_the_report_dates_each_answer_by_the_rounds_that_gave_it():
@@ -236,3 +248,23 @@ def test_report_rows_carry_the_interval(tmp_path):
     assert row["speedup_ci_low"] < 2 < row["speedup_ci_high"]
     assert 1.9 < row["speedup"] < 2.1
     assert row["speedup_rounds_faster"] == row["speedup_rounds"] == 5
+
+
+def test_the_same_within_5_percent_reads_both_ends_at_the_whole_level():
+    """A race reads each comparison's lower end, one-sided at 95% / 2: the
+    interval it computes is two-sided at 90% / 2. "The same within 5%"
+    needs both ends, so it is said only where the two-sided interval at
+    95% / 2 lies in the band too. Here the first does and the second does
+    not: uvloop is named as no more than 5% faster, not as the same.
+    (Reading "the same" off the race's own interval says it, and fails.)"""
+    from concbench.analysis.comparisons import compare
+
+    suite = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101}, rounds=6,
+                     noise=0.01)
+    rows = {r.model: r for r in build_rows(suite)["w"]}
+    read = compare(rows["uvloop"], rows["asyncio"], alpha=0.05)
+    whole = compare(rows["uvloop"], rows["asyncio"], alpha=0.025)
+    assert 0.95 <= read.low and read.high <= 1.05
+    assert whole.low < 0.95 or whole.high > 1.05
+    assert fastest_line(suite).endswith(
+        "none more than 5% faster: uvloop (1.01x its time [0.98-1.05])")

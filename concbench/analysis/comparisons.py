@@ -18,13 +18,14 @@ HELPED = 1 / SAME_BAND[0]
 MOST_ROUNDS = 200
 
 
-def compare(row, other, comparisons=1):
+def compare(row, other, comparisons=1, alpha=None):
     """row's time / other's time, per round they share, at 95% /
-    ``comparisons``. Rows paired by round (and the reference) compare their
-    own runs of the same round, so that a round needs no run of the
-    reference; rows paired in their worker compare their speedups, each
-    read from the worker's own pairs."""
-    alpha = anytime.ALPHA / max(1, comparisons)
+    ``comparisons`` (or at 1 - ``alpha``). Rows paired by round (and the
+    reference) compare their own runs of the same round, so that a round
+    needs no run of the reference; rows paired in their worker compare
+    their speedups, each read from the worker's own pairs."""
+    if alpha is None:
+        alpha = anytime.ALPHA / max(1, comparisons)
     if _by_round(row) and _by_round(other):
         return paired_ratio(row.by_round, other.by_round, alpha)
     mine, theirs = row.speedups(), other.speedups()

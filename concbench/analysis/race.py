@@ -3,12 +3,20 @@
 The fastest model, and the best worker count, are a best-arm identification
 at fixed confidence (a race: Maron & Moore's Hoeffding races, Even-Dar et
 al.'s successive elimination, LUCB): the row that leads is compared with
-every other on the rounds both ran, each comparison at 95% / (rows - 1),
-so that the true fastest is left out of the answer with at most 5% chance,
-whenever the run stops (the intervals are confidence sequences). The
-race is answered when no other row can still be more than 5% faster than
-the leader (an epsilon-good answer: the leader is the fastest or within
-5% of it); the rows not shown slower are named with it.
+every other on the rounds both ran. The answer reads only the lower end
+of each comparison (the rival's time over the leader's): a rival is out
+when it is above 1 (shown slower), and the race is answered when no rival
+is still open, each either out or above 0.95 (no more than 5% faster
+than the leader: an epsilon-good answer, the leader is the fastest or
+within 5% of it). So each comparison is one-sided, at 95% / (rows - 1):
+the interval computed is the two-sided one at 90% / (rows - 1), of which
+only the lower end is read. The true fastest is then left out of the
+answer, or more than 5% faster than the leader, with at most 5% chance,
+whenever the run stops (the intervals are confidence sequences): each of
+its comparisons errs on its lower end with at most 5% / (rows - 1). The
+rows not shown slower are named with the leader; "the same within 5%"
+reads both ends, and is said only when the two-sided interval at 95% /
+(rows - 1) lies within 0.95-1.05.
 """
 
 import math
@@ -52,8 +60,10 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        # The level each comparison with the leader is held to.
+        # The level of each comparison with the leader, one-sided; the
+        # two-sided interval whose lower end it reads.
         self.alpha = anytime.ALPHA / self.comparisons
+        self.interval_alpha = 2 * self.alpha
         best = fastest(self.members)
         # A row shown faster than it on the rounds they share (they may
         # share other rounds than either shares with the reference) leads;
@@ -75,8 +85,11 @@ class Race:
         found = []
         for row in self.members:
             if row is not best:
-                ratio = compare(row, best, self.comparisons)
-                found.append((row, ratio, standing(ratio)))
+                ratio = compare(row, best, alpha=self.interval_alpha)
+                state = standing(ratio)
+                if state == SAME and standing(compare(row, best, alpha=self.alpha)) != SAME:
+                    state = WITHIN
+                found.append((row, ratio, state))
         return found
 
     @property
@@ -99,7 +112,7 @@ class Race:
         the allocation runs: a row far behind needs a round or two more to
         be shown slower and leave the race, a close one many, and each
         gets its rounds as it can be answered."""
-        alpha = self.alpha
+        alpha = self.interval_alpha
         parts = []
         for row, ratio, state in self.entries:
             if state != OPEN:

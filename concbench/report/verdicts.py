@@ -67,7 +67,7 @@ def winner_line(topic, race, name, details):
     if kinds["open"]:
         parts.append("no interval yet against %s (%s; %d needed at %s%% over %s)" % (
             ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
-            first_bounded(race.alpha), "%g" % (100 * (1 - race.alpha * comparisons)),
+            first_bounded(race.interval_alpha), "%g" % (100 * (1 - race.alpha * comparisons)),
             count(comparisons, "comparisons")))
     return "%s: undecided; %s leads (%s); %s" % (topic, name(best), details,
                                                  "; ".join(parts))
