@@ -29,7 +29,15 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
   resemble each other cannot see it in so few;
 - ``ar1``: each row's rounds follow an AR(1) process (rho 0.3);
 - ``skewed``: rows paired by round (IO), one value per benchmark and round,
-  each benchmark's log time skewed to the slow side (an exponential).
+  each benchmark's log time skewed to the slow side (an exponential);
+- ``skew-reference``: the same, but only the reference's time is skewed
+  (an IO reference's batch runs 10-80 times as long as a model's and
+  meets the machine's slow moments, which a model's short batch mostly
+  misses), the others' spread by a third of ``sd``: a skew that does not
+  cancel in the ratio;
+- ``pairs``: no noise between workers at all, and the pairs inside a
+  worker spreading by ``sd`` with no jumps (this machine's noisy days:
+  pairs spread 0.12, worker medians 0.067, docs/figures.md).
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
 in one pair of five, a jump of 0.5 of either sign (a change of the
@@ -53,7 +61,8 @@ from concbench.analysis.race import Race
 from concbench.analysis.pairs import settle, units
 from concbench.schema import BY_ROUND, IN_WORKER, NONE
 
-NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift")
+NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift", "skew-reference", "pairs")
+BY_ROUND_NOISES = ("skewed", "skew-reference")
 SPREADS = (0.03, 0.15)
 TRUTHS = (("sequential", 1.0), ("control", 1.0), ("null", 1.0), ("near", 1.08),
           ("slow", 0.80), ("threads-2", 1.60), ("threads-4", 2.00), ("threads-8", 1.90))
@@ -121,11 +130,17 @@ class Noise:
             return value
         if self.kind == "skewed":
             return sd * (rng.expovariate(1.0) - 1.0)
+        if self.kind == "skew-reference":
+            if name == "w/sequential":
+                return sd * (rng.expovariate(1.0) - 1.0)
+            return rng.gauss(0.0, sd / 3)
+        if self.kind == "pairs":
+            return 0.0
         return rng.gauss(0.0, sd)
 
 
 def world(kind):
-    paired = kind != "skewed"
+    paired = kind not in BY_ROUND_NOISES
     rows = [SimRow(name, truth, position, NONE if name == "sequential" else
                    IN_WORKER if paired else BY_ROUND)
             for position, (name, truth) in enumerate(TRUTHS)]
@@ -141,9 +156,11 @@ def run_round(rows, names, number, noise, pairs, rng):
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
+            spread, jumps = ((noise.sd, 0.0) if noise.kind == "pairs"
+                             else (PAIR_SPREAD, JUMPS))
             for _ in range(pairs.get(name, 3)):
-                jump = rng.choice((-JUMP, JUMP)) if rng.random() < JUMPS else 0.0
-                group.append(math.log(row.truth) + shift + rng.gauss(0.0, PAIR_SPREAD) + jump)
+                jump = rng.choice((-JUMP, JUMP)) if rng.random() < jumps else 0.0
+                group.append(math.log(row.truth) + shift + rng.gauss(0.0, spread) + jump)
             row.groups[number] = group
         else:
             row.by_round[number] = math.exp(-math.log(row.truth) + shift)
