@@ -29,13 +29,19 @@ def write_suite(path, times, rounds=8, noise=0.01, seed=1, control_rounds=None):
         runs = []
         for number in numbers:
             value = seconds * drift[number % rounds] * math.exp(rnd.gauss(0, noise))
-            meta = dict(FACTS, name="w/" + model, model=model, round=number)
-            if model == "control":
-                meta["control_of"] = "sequential"
-            runs.append(pyperf.Run([value], metadata=meta, collect_metadata=False))
+            runs.append(run_of(model, number, value))
         benchmarks.append(pyperf.Benchmark(runs))
     pyperf.BenchmarkSuite(benchmarks).dump(str(path))
     return path
+
+
+def run_of(model, number, value, workload="w"):
+    """One run of a bench.py-like file, "control" with the control's metadata."""
+    meta = dict(FACTS, workload=workload, name="%s/%s" % (workload, model), model=model,
+                round=number)
+    if model == "control":
+        meta["control_of"] = "sequential"
+    return pyperf.Run([value], metadata=meta, collect_metadata=False)
 
 
 def report(tmp_path, path, *args):
@@ -249,11 +255,7 @@ def borderline_suite(path, workloads):
                 shift = 0.089 + (0.05 if number % 2 else -0.05)
                 value = {"sequential": 0.3, "asyncio": 0.1,
                          "control": 0.3 * math.exp(-shift)}[model]
-                meta = dict(FACTS, workload=workload, name="%s/%s" % (workload, model),
-                            model=model, round=number)
-                if model == "control":
-                    meta["control_of"] = "sequential"
-                runs.append(pyperf.Run([value], metadata=meta, collect_metadata=False))
+                runs.append(run_of(model, number, value, workload))
             benchmarks.append(pyperf.Benchmark(runs))
     pyperf.BenchmarkSuite(benchmarks).dump(str(path))
     return path
