@@ -268,3 +268,16 @@ def test_the_same_within_5_percent_reads_both_ends_at_the_whole_level():
     assert whole.low < 0.95 or whole.high > 1.05
     assert fastest_line(suite).endswith(
         "none more than 5% faster: uvloop (1.01x its time [0.98-1.05])")
+
+
+def test_a_tie_of_three_says_each_is_the_same_as_the_leader_not_as_each_other():
+    """A race compares each row with the leader only: two rows each within
+    5% of it may differ by up to 10% between them, so a tie of three names
+    the leader and each row the same within 5% of it, never the three as
+    the same. (Naming them together as "the same within 5%" fails.)"""
+    line = fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1,
+                                  "hybrid-2": 0.1}, rounds=8, noise=0.002))
+    assert line.startswith("fastest: ")
+    assert line.endswith("each the same within 5% of it: " + ", ".join(
+        m for m in ("asyncio", "uvloop", "hybrid-2") if m not in line.split(" (")[0]))
+    assert "asyncio, uvloop, hybrid-2: the same" not in line

@@ -44,6 +44,11 @@ def winner_line(topic, race, name, details):
     if not tied:
         return "%s: %s (%s)" % (topic, name(best), details)
     if all(state == SAME for _, _, state in tied):
+        if len(tied) > 1:
+            # Each was compared with the leader, not with each other: two of
+            # them may differ by up to 10%.
+            return "%s: %s (%s); each the same within 5%% of it: %s" % (
+                topic, name(best), details, ", ".join(name(r) for r, _, _ in tied))
         together = sorted([best] + [row for row, _, _ in tied], key=lambda r: r.position)
         return "%s: %s: the same within 5%% (%s)" % (
             topic, ", ".join(name(r) for r in together), details)
@@ -63,7 +68,7 @@ def winner_line(topic, race, name, details):
         parts.append("not told apart from it in %s: %s" % (
             shared(kinds["close"]), ", ".join(name(r) for r, _ in kinds["close"])))
     if kinds["same"]:
-        parts.append("the same within 5%%: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
+        parts.append("the same within 5%% of it: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
     if kinds["open"]:
         parts.append("no interval yet against %s (%s; %d needed at %s%% over %s)" % (
             ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
