@@ -70,10 +70,9 @@ def winner_line(topic, race, name, details):
     if kinds["same"]:
         parts.append("the same within 5%% of it: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
     if kinds["open"]:
-        parts.append("no interval yet against %s (%s; %d needed at %s%% over %s)" % (
+        parts.append("no interval yet against %s (%s; %d needed at 95%% over %s)" % (
             ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
-            first_bounded(race.interval_alpha), "%g" % (100 * (1 - race.alpha * comparisons)),
-            count(comparisons, "comparisons")))
+            first_bounded(race.interval_alpha), count(comparisons, "comparisons")))
     return "%s: undecided; %s leads (%s); %s" % (topic, name(best), details,
                                                  "; ".join(parts))
 
