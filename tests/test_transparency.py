@@ -40,8 +40,15 @@ ITEMS = 1000
 # of this machine's noise lies between runs (its CPUs switch speeds).
 RUNNER = ["-p", "2", "-n", "6", "-w", "1"]
 BARE_ROUNDS = 6
-# How far bench.py's speedup may be from the bare script's.
-MARGIN = 1.6
+# How far bench.py's speedup may be from the bare script's. The other
+# test process runs beside this one and takes a CPU at moments of its own:
+# in a whole `make test` on 3.13.5t, processes-2-chunk-125 read 1.10x in
+# bench.py against 0.68x in the bare script (a ratio of 1.61), where alone
+# the two agree within 15% (docs/figures.md). So the margin catches a
+# gross change of the model (the frozen heap's 2.7x on the VM that found
+# it); the frozen heap itself is caught on 3.13t by the immortality test
+# below, whatever the load.
+MARGIN = 2.0
 
 
 def run_python(python, args, cwd):
