@@ -10,20 +10,30 @@ is still open, each either out or above 0.95 (no more than 5% faster
 than the leader: an epsilon-good answer, the leader is the fastest or
 within 5% of it). So each comparison is one-sided, at 95% / (rows - 1):
 the interval computed is the two-sided one at 90% / (rows - 1), of which
-only the lower end is read. The true fastest is then left out of the
-answer, or more than 5% faster than the leader, with at most 5% chance,
-whenever the run stops (the intervals are confidence sequences): each of
-its comparisons errs on its lower end with at most 5% / (rows - 1). The
-rows not shown slower are named with the leader; "the same within 5%"
-reads both ends, and is said only when the two-sided interval at 95% /
-(rows - 1) lies within 0.95-1.05.
+only the lower end is read. A rival is also out, whatever rounds it shares with the leader, when its
+own speedup's interval against the reference lies below another row's
+(successive elimination's rule): a row far behind, or one whose rounds
+the leader does not share, leaves at once. The 5% is split between the
+two, fixed in advance: 4% over the comparisons with the leader
+(ELIMINATION_ALPHA aside), and 1% over the rows' own intervals, each at
+99% / rows, two-sided; the true fastest is shown slower through them only
+if its own upper end or another row's lower end is wrong. The true
+fastest is then left out of the answer, or more than 5% faster than the
+leader, with at most 5% chance, whenever the run stops (the intervals are
+confidence sequences). The rows not shown slower are named with the
+leader; "the same within 5%" reads both ends, and is said only when the
+two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
 import math
 
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
-from concbench.analysis.stats import SAME_BAND, verdict
+from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
+
+# The share of a race's 5% spent on its rows' own intervals against the
+# reference (the rest goes to the comparisons with the leader).
+ELIMINATION_ALPHA = 0.01
 
 
 def fastest(rows):
@@ -53,6 +63,21 @@ def standing(ratio):
     return OPEN
 
 
+def own_interval(row, alpha):
+    """(low, high) of the row's speedup against the reference at level
+    1 - ``alpha``, as its verdict reads it; (1, 1) for the reference
+    itself; None while there is none."""
+    if row is getattr(row, "reference", None):
+        return 1.0, 1.0
+    speedups = row.speedups()
+    if not speedups:
+        return None
+    found = ratio_of(speedups, alpha, floor=getattr(row, "within_floor", None))
+    if found is None or found.low is None:
+        return None
+    return found.low, found.high
+
+
 class Race:
     """Which of ``members`` is the fastest: the ``leader``, and for every
     other row its ratio against it and its standing (``entries``)."""
@@ -62,16 +87,24 @@ class Race:
         self.comparisons = max(1, len(self.members) - 1)
         # The level of each comparison with the leader, one-sided; the
         # two-sided interval whose lower end it reads.
-        self.alpha = anytime.ALPHA / self.comparisons
+        self.alpha = (anytime.ALPHA - ELIMINATION_ALPHA) / self.comparisons
         self.interval_alpha = 2 * self.alpha
-        best = fastest(self.members)
+        own = {id(row): own_interval(row, ELIMINATION_ALPHA / len(self.members))
+               for row in self.members}
+        lows = [found[0] for found in own.values() if found]
+        # Rows whose own interval lies below another row's.
+        self.behind = {key for key, found in own.items()
+                       if found and lows and found[1] < max(lows)}
+        # The row whose own interval is highest is never behind.
+        best = fastest([row for row in self.members if id(row) not in self.behind])
         # A row shown faster than it on the rounds they share (they may
         # share other rounds than either shares with the reference) leads;
         # the entries are those against the last leader.
         for _ in self.members:
             entries = self._entries(best)
             ahead = next((row for row, ratio, _ in entries
-                          if verdict(ratio) == "slower"), None)
+                          if verdict(ratio) == "slower" and id(row) not in self.behind),
+                         None)
             if ahead is None:
                 break
             best = ahead
@@ -86,7 +119,7 @@ class Race:
         for row in self.members:
             if row is not best:
                 ratio = compare(row, best, alpha=self.interval_alpha)
-                state = standing(ratio)
+                state = SLOWER if id(row) in self.behind else standing(ratio)
                 if state == SAME and standing(compare(row, best, alpha=self.alpha)) != SAME:
                     state = WITHIN
                 found.append((row, ratio, state))
