@@ -193,8 +193,9 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
     """The rule the confidence sequence replaced, in the same simulated
     runs: a Student interval, looked at after every round, calls a true
     1.00x faster or slower far more often than 5%; so the check above can
-    fail."""
-    from concbench.analysis import stats
+    fail. (The verdicts' widening fixed in advance came with the confidence
+    sequence's reading of every round; the rule before had neither.)"""
+    from concbench.analysis import pairs, stats
 
     def student(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
         if rounds < 2:
@@ -203,6 +204,7 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
         return stats.Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
                            above, rounds, values, log_sd)
     monkeypatch.setattr(stats, "sequence_ratio", student)
+    monkeypatch.setattr(pairs, "VERDICT_WIDENING", 1.0)
     rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,), budget=200)
     null = rates["gaussian", 0.15][0]
     assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
