@@ -26,7 +26,6 @@ from concbench.analysis.stats import (paired_ratio, ratio_of, sequence_ratio, t_
 # under it in 5% of cells (1.63 standard errors below), so it fails. (The
 # rates measured over 3,000 runs a cell, 0-0.8%: docs/figures.md.)
 TRIALS = 1000
-MARGIN = 2.33 * math.sqrt(0.05 * 0.95 / TRIALS)
 def test_the_critical_value_is_where_the_mixture_reaches_one_over_alpha():
     for n in (4, 5, 8, 13, 40, 200):
         c = anytime.critical(n)
@@ -166,48 +165,63 @@ def test_a_row_paired_in_its_worker_takes_the_floor_from_its_pairs():
     assert in_worker("round", timed)[3] is None
 
 
+def check_cells(rates, least_rounds=10):
+    """Every error of every cell at 5.0% or below, the median run at least
+    ``least_rounds`` long (the runs read many rounds); the lines printed."""
+    lines = ["%s sd %g: %s, median rounds %d" % (kind, sd, ", ".join(
+        "%s %.1f%%" % (name, 100 * rate) for name, rate in cell.errors().items()), cell.rounds)
+        for (kind, sd), cell in rates.items()]
+    print("\n".join(lines))
+    for line, cell in zip(lines, rates.values()):
+        assert all(rate <= 0.05 for rate in cell.errors().values()), line
+        assert cell.rounds >= least_rounds, line
+
+
 def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     """Simulated runs driven by bench.py's own rows, floor, questions and
     allocation (concbench.simulation), 1,000 per kind of noise: slow
-    periods that favour one side over several rounds, AR(1) rounds, and
-    skewed single values per round (rows paired by round). A true 1.00x is
-    called faster or slower, a true 1.08x the same, and "fastest" wrong
-    (the true fastest left out, or answered with a leader more than 5%
-    slower), each in at most 5% of runs."""
-    rates = error_rates(TRIALS, seed=2026, noises=("regimes", "ar1", "skewed"),
-                        spreads=(0.15,), budget=200, processes=2)
-    lines = ["%s sd %g: 1.00x faster/slower %.1f%%, 1.08x same %.1f%%, fastest "
-             "wrong %.1f%%, median rounds %d" % (kind, sd, 100 * null, 100 * near,
-                                                    100 * left, rounds)
-             for (kind, sd), (null, near, left, _, rounds) in rates.items()]
-    print("\n".join(lines))
-    assert len(rates) == 3
-    for line, (null, near, left, _, rounds) in zip(lines, rates.values()):
-        assert null <= 0.05 + MARGIN, line
-        assert near <= 0.05 + MARGIN, line
-        assert left <= 0.05 + MARGIN, line
-        assert rounds >= 10, line
+    periods that favour one side and keep their sign over several rounds
+    (drift), AR(1) rounds, and single values per round (rows paired by
+    round) with a skew of the reference's side only (`python -m
+    concbench.simulation` prints every kind, these included). A
+    true 1.00x is called faster or slower, a true 1.08x the same, "fastest"
+    is wrong (the true fastest left out, or answered with a leader more
+    than 5% slower), and some lower end the race read lies above its
+    truth, each in at most 5.0% of runs: at 1,000 runs, a method erring at
+    7% passes a cell with a chance under 1% (the seeds are
+    fixed, so the figures are the same on any machine)."""
+    check_cells(error_rates(TRIALS, seed=2026,
+                            noises=("ar1", "drift", "skew-reference"),
+                            spreads=(0.15,), budget=200, processes=2))
 
 
-def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
-    """The rule the confidence sequence replaced, in the same simulated
-    runs: a Student interval, looked at after every round, calls a true
-    1.00x faster or slower far more often than 5%; so the check above can
-    fail. (The verdicts' widening fixed in advance came with the confidence
-    sequence's reading of every round; the rule before had neither.)"""
-    from concbench.analysis import pairs, stats
+def test_a_races_lower_ends_hold_together_in_a_tie_of_thirteen():
+    """Thirteen rows as fast as each other: every comparison a race makes
+    is of a true 1.00, the leader is whichever row reads fastest, and a
+    lower end above 1 is wrong. Held to 4% over the comparisons, none is
+    above its truth at any round in more than 5.0% of runs."""
+    check_cells(error_rates(TRIALS, seed=2026, noises=("gaussian",), spreads=(0.15,),
+                            budget=200, processes=2, truths="tie"), least_rounds=5)
 
-    def student(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
-        if rounds < 2:
-            return stats.Ratio(math.exp(mean), None, None, above, rounds, values, log_sd)
-        half = t_critical_95(rounds - 1) * log_sd / math.sqrt(rounds)
-        return stats.Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
-                           above, rounds, values, log_sd)
-    monkeypatch.setattr(stats, "sequence_ratio", student)
-    monkeypatch.setattr(pairs, "VERDICT_WIDENING", 1.0)
-    rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,), budget=200)
-    null = rates["gaussian", 0.15][0]
-    assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
+
+def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypatch):
+    """The same runs with every comparison held to the race's whole level
+    (no split over the rows): some lower end lies above its truth far more
+    often than 5% (the leader is picked as the row that reads fastest), so
+    the check above can fail."""
+    from concbench.analysis import race
+
+    read = race.Race._entries
+
+    def whole_level(self, best):
+        self.alpha = anytime.ALPHA - race.ELIMINATION_ALPHA
+        self.interval_alpha = 2 * self.alpha
+        return read(self, best)
+    monkeypatch.setattr(race.Race, "_entries", whole_level)
+    rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,),
+                        budget=200, processes=2, truths="tie")
+    lower = rates["gaussian", 0.15].lower
+    assert lower > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), lower
 
 
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
@@ -218,10 +232,10 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     import pyperf
 
     from concbench.analysis.rows import build_rows
-    from concbench.simulation import Noise, run_round, settle_all, world
+    from concbench.synthetic import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
-    rows = world("ar1")
+    rows, _ = world("ar1")
     noise = Noise("ar1", 0.1, rng)
     for number in range(5):
         run_round(rows, list(rows), number, noise, {n: 3 + number for n in rows}, rng)
