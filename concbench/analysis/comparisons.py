@@ -84,8 +84,11 @@ def precision_room(precision):
 
 def race_room(mean):
     """Another row against the leader (log of its time over the leader's):
-    shown slower, or shown no more than 5% faster, whichever is nearer."""
-    return mean - math.log(SAME_BAND[0])
+    shown slower, shown no more than 5% faster, or shown faster (it then
+    leads), whichever is nearer. A rival that reads more than 5% faster on
+    the rounds it shares with the leader is not hopeless: a few more show
+    it faster, and the race goes on with it in the lead."""
+    return max(mean - math.log(SAME_BAND[0]), -mean)
 
 
 def step_room(mean):
