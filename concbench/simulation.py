@@ -175,10 +175,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
                         help="processes to share the runs (default: one per CPU)")
+    parser.add_argument("--world", action="append", choices=sorted(WORLDS),
+                        help="a world of known truth to run (repeatable; default: all)")
     args = parser.parse_args(argv)
     if args.trials < 10:
         parser.error("--trials: at least 10")
-    report(args.trials, args.seed, processes=args.processes)
+    report(args.trials, args.seed, processes=args.processes,
+           worlds=args.world or list(WORLDS))
     return 0
 
 

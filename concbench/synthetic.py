@@ -15,8 +15,8 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
   way all through a period (a bias that favours one side for 7 rounds at
   a time, so that 20 rounds hold 2 or 3 independent ones); the rounds'
   own widening for neighbours that resemble each other cannot see it in
-  so few, and a verdict's widening fixed in advance
-  (``stats.VERDICT_WIDENING``) is what holds it;
+  so few, and the widening fixed in advance
+  (``stats.ROUND_WIDENING``) is what holds it;
 - ``ar1``: each row's rounds follow an AR(1) process (rho 0.3);
 - ``skewed``: rows paired by round (IO), one value per benchmark and round,
   each benchmark's log time skewed to the slow side (an exponential);

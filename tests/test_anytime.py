@@ -17,8 +17,8 @@ from concbench.analysis import anytime
 from concbench.analysis.comparisons import is_open
 from concbench.simulation import error_rates
 from concbench.analysis.pairs import in_worker
-from concbench.analysis.stats import (paired_ratio, ratio_of, sequence_ratio, t_critical_95,
-                             verdict, within_floor)
+from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
+                             t_critical_95, verdict, within_floor)
 
 # Simulated runs per cell, and the Monte Carlo margin: with a true error
 # rate of exactly 5%, a share over 1,000 runs exceeds 5% + 2.33 standard
@@ -83,8 +83,11 @@ def test_paired_ratio_carries_the_sequence_and_the_log_spread():
     logs = [math.log(reference[r] / model[r]) for r in range(10)]
     mean = sum(logs) / 10
     spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / 9)
-    assert ratio.log_sd == pytest.approx(spread)
-    assert ratio.low == pytest.approx(math.exp(mean - anytime.half_width(10, spread)))
+    # Widened as for an autocorrelation of 0.3 (these rounds alternate: their
+    # own is negative), and intersected with the intervals of the rounds
+    # before, so at least as narrow as the last alone.
+    assert ratio.log_sd == pytest.approx(spread * ROUND_WIDENING)
+    assert ratio.low >= math.exp(mean - anytime.half_width(10, spread * ROUND_WIDENING))
     assert ratio.rounds == 10 and ratio.above == 10
     # Bonferroni: the same rounds at a stricter level give a wider interval.
     strict = paired_ratio(reference, model, anytime.ALPHA / 5)
@@ -147,6 +150,41 @@ def test_rounds_that_resemble_their_neighbours_widen_the_interval():
     by_round = {r: math.exp(x) for r, x in enumerate(trend[:6])}
     shuffled = {r: math.exp(x) for r, x in enumerate([0.0, 0.05, 0.01, 0.04, 0.02, 0.03])}
     assert ratio_of(by_round).log_sd > ratio_of(shuffled).log_sd
+
+
+def test_an_interval_is_the_intersection_of_those_after_every_round():
+    """The true ratio lies in every interval of a confidence sequence at
+    once, so the one read after round n is the intersection of those after
+    rounds 2..n, each computed from its rounds alone (their spread, their
+    neighbours' resemblance, the floor). An answer does not reopen: here a
+    row shown faster after 6 rounds has a slow 7th round, and stays faster
+    (its last interval alone holds 1 again)."""
+    from concbench.analysis import stats
+
+    rnd = random.Random(4)
+    walk = [0.0]
+    for _ in range(11):
+        walk.append(0.8 * walk[-1] + rnd.gauss(0, 0.05))
+    for logs, floor in (([rnd.gauss(0.2, 0.1) for _ in range(12)], None),
+                        ([0.1 + x for x in walk], 0.01)):
+        read = ratio_of({r: math.exp(x) for r, x in enumerate(logs)}, floor=floor)
+        lows, highs = [], []
+        for count in range(2, len(logs) + 1):
+            part = logs[:count]
+            spread = stats.stdev(part) * max(stats.persistence(part), stats.ROUND_WIDENING)
+            alone = sequence_ratio(count, stats.mean(part), max(spread, floor or 0.0))
+            if alone.low is not None:
+                lows.append(alone.low)
+                highs.append(alone.high)
+        assert read.low == pytest.approx(max(lows), rel=1e-9)
+        assert read.high == pytest.approx(min(highs), rel=1e-9)
+        assert read.log_sd == pytest.approx(spread)
+    faster = [0.3, 0.31, 0.29, 0.30, 0.32, 0.30]
+    shown = ratio_of({r: math.exp(x) for r, x in enumerate(faster)})
+    later = ratio_of({r: math.exp(x) for r, x in enumerate(faster + [-0.4])})
+    assert verdict(shown) == "faster" and verdict(later) == "faster"
+    last = sequence_ratio(7, stats.mean(faster + [-0.4]), later.log_sd)
+    assert last.low < 1 < last.high
 
 
 def test_a_row_paired_in_its_worker_takes_the_floor_from_its_pairs():
@@ -222,6 +260,28 @@ def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypa
                         budget=200, processes=2, truths="tie")
     lower = rates["gaussian", 0.15].lower
     assert lower > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), lower
+
+
+def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
+    """The rule the confidence sequence replaced, in the same simulated
+    runs: a Student interval, looked at after every round, calls a true
+    1.00x faster or slower far more often than 5%; so the check above can
+    fail. (The widening fixed in advance came with the confidence sequence's
+    reading of every round; the rule before had neither.)"""
+    from concbench.analysis import stats
+
+    def student(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
+        if rounds < 2:
+            return stats.Ratio(math.exp(mean), None, None, above, rounds, values, log_sd)
+        half = t_critical_95(rounds - 1) * log_sd / math.sqrt(rounds)
+        return stats.Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
+                           above, rounds, values, log_sd)
+    monkeypatch.setattr(stats, "sequence_ratio", student)
+    monkeypatch.setattr(stats, "ROUND_WIDENING", 1.0)
+    rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,), budget=200)
+    null = rates["gaussian", 0.15].null
+    assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
+
 
 
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():

@@ -268,9 +268,9 @@ def test_the_controls_of_a_run_share_its_five_percent(tmp_path):
     chance however many workloads it has. (Each control at 95% on its
     own: the two-workload file is untrusted too, and this fails.)"""
     from concbench.analysis import anytime
-    from concbench.analysis.stats import VERDICT_WIDENING
+    from concbench.analysis.stats import ROUND_WIDENING
 
-    spread = 0.05 * math.sqrt(8 / 7) * VERDICT_WIDENING
+    spread = 0.05 * math.sqrt(8 / 7) * ROUND_WIDENING
     half = anytime.half_width(8, spread)
     wider = anytime.half_width(8, spread, anytime.ALPHA / 2)
     assert half < 0.121 < wider

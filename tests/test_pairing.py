@@ -11,7 +11,7 @@ import sys
 import pyperf
 import pytest
 
-from concbench.analysis.stats import VERDICT_WIDENING
+from concbench.analysis.stats import ROUND_WIDENING
 
 from conftest import ROOT, run, run_bench, skip_or_fail
 
@@ -142,7 +142,7 @@ def test_the_report_pairs_neighbours_and_says_how_close(paired):
         # Two rounds: no neighbours to resemble (their own widening needs
         # four); a verdict's widening fixed in advance holds from the first.
         assert row["pair_log_sd"] == pytest.approx(
-            max(statistics.stdev(logs) * VERDICT_WIDENING, floor))
+            max(statistics.stdev(logs) * ROUND_WIDENING, floor))
         assert row["pair_gap_s"] == pytest.approx(statistics.median(gaps))
         assert row["reference_shift"] is not None
     assert rows["encode/sequential"]["pair_gap_s"] is None

@@ -9,7 +9,7 @@ import statistics
 
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA
-from concbench.analysis.stats import VERDICT_WIDENING, ratio_of, verdict, within_floor
+from concbench.analysis.stats import ratio_of, verdict, within_floor
 
 
 def in_worker(pairing, timed_runs):
@@ -57,8 +57,7 @@ def settle(row, reference, alpha=ALPHA):
         row.speedup = 1.0
         return
     row._speedups = round_speedups(row, reference)
-    row.ratio = ratio_of(row._speedups, alpha, floor=row.within_floor,
-                         widening=VERDICT_WIDENING)
+    row.ratio = ratio_of(row._speedups, alpha, floor=row.within_floor)
     row.speedup = row.ratio.point if row.ratio else reference.mean / row.mean
     row.verdict = verdict(row.ratio)
 

@@ -75,7 +75,7 @@ def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA
     return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 
 
-def ratio_of(by_round, alpha=anytime.ALPHA, floor=None, widening=1.0):
+def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     """The Ratio of per-round ratios ``by_round`` ({round: ratio}; those
     not above 0 are left out), with its anytime-valid interval at level
     1 - ``alpha``; None without any.
@@ -86,32 +86,72 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None, widening=1.0):
     the interval uses is never below it. This only widens the confidence
     sequence, so its guarantee stands.
 
-    ``widening``: the least factor the spread is widened by for rounds
-    that resemble their neighbours, whatever the rounds' own lag-1
-    autocorrelation says (``VERDICT_WIDENING`` for a row's verdict)."""
+    The interval is the intersection of the sequence's intervals after
+    each round, in the rounds' order: the true ratio lies in all of them
+    at once with the sequence's 95%, so an answer read off one round does
+    not reopen at the next (the last interval alone, should the
+    intersection be empty: then the sequence has already erred)."""
     ratios = [by_round[r] for r in sorted(by_round) if by_round[r] > 0]
     if not ratios:
         return None
     logs = [math.log(x) for x in ratios]
     spread = stdev(logs) if len(logs) > 1 else None
     if spread is not None:
-        spread *= max(persistence(logs), widening)
-        if floor:
-            spread = max(spread, floor)
-    return sequence_ratio(len(logs), mean(logs), spread,
-                          sum(1 for x in ratios if x > 1), ratios, alpha)
+        spread = widened(spread, persistence(logs), floor)
+    found = sequence_ratio(len(logs), mean(logs), spread,
+                           sum(1 for x in ratios if x > 1), ratios, alpha)
+    if found.low is None:
+        return found
+    low, high = found.low, found.high
+    for count, middle, earlier in prefixes(logs, floor):
+        before = sequence_ratio(count, middle, earlier, alpha=alpha)
+        if before.low is not None:
+            low, high = max(low, before.low), min(high, before.high)
+    if low <= high:
+        found.low, found.high = low, high
+    return found
+
+
+def widened(spread, factor, floor):
+    """The spread an interval takes: the rounds' own, widened by their
+    persistence (``factor``) or ROUND_WIDENING, whichever is more, and never
+    below ``floor``."""
+    spread *= max(factor, ROUND_WIDENING)
+    return max(spread, floor) if floor else spread
+
+
+def prefixes(logs, floor):
+    """(count, mean, spread as ``ratio_of`` takes it) of the first 2, 3,
+    ... rounds of ``logs``, all but the last, from running sums."""
+    total = squared = products = 0.0
+    for count, value in enumerate(logs[:-1], start=1):
+        if count > 1:
+            products += logs[count - 2] * value
+        total += value
+        squared += value * value
+        if count < 2:
+            continue
+        middle = total / count
+        squares = max(squared - count * middle * middle, 0.0)
+        factor = 1.0
+        if count >= 4 and squares > 0:
+            lagged = (products - middle * (2 * total - logs[0] - value)
+                      + (count - 1) * middle * middle)
+            r = min(max(lagged / squares, 0.0), MOST_PERSISTENCE)
+            factor = math.sqrt((1 + r) / (1 - r))
+        yield count, middle, widened(math.sqrt(squares / (count - 1)), factor, floor)
 
 
 # The most lag-1 autocorrelation the rounds' spread is widened for.
 MOST_PERSISTENCE = 0.6
-# A row's verdict (and a control's) widens its rounds' spread at least as
-# for a lag-1 autocorrelation of 0.3, fixed in advance: the rounds' own
-# estimate runs low over a handful of rounds, and the machine's slow
-# periods, which can keep their sign for several rounds, and an IO
-# reference's one-sided skew called a true 1.00x faster or slower in up
-# to 7% of simulated runs without it (docs/statistics.md). A race's
-# comparisons keep their own estimate: their errors stayed within 2%.
-VERDICT_WIDENING = math.sqrt((1 + 0.3) / (1 - 0.3))
+# Every interval of a run widens its rounds' spread at least as for a
+# lag-1 autocorrelation of 0.3, fixed in advance: the rounds' own estimate
+# runs low over a handful of rounds, and without it, the machine's slow
+# periods that keep their sign for several rounds, and an IO reference's
+# one-sided skew, called a true 1.00x faster or slower in up to 7.8% of
+# simulated runs, and put a race's lower end above its truth in up to 8.8%
+# (docs/statistics.md).
+ROUND_WIDENING = math.sqrt((1 + 0.3) / (1 - 0.3))
 
 
 def persistence(logs):
