@@ -8,7 +8,7 @@ import math
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio,
-                                      stdev, verdict)
+                                      persistence, stdev, verdict, widened)
 
 # More workers "helped" when they saved this share of the time or more.
 HELPED = 1 / SAME_BAND[0]
@@ -60,11 +60,12 @@ def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     whose confidence sequence's half-width (at 1 - ``alpha``) is below
     ``room(mean)``, the distance from the mean to the nearest answer. The
     spread of two rounds says too little to give one up: below three, one
-    more. ``floor``: the least spread, as the interval takes it."""
+    more. ``floor``: the least spread; the spread is widened as the
+    interval widens it (``stats.widened``)."""
     count = len(logs)
     if count < 3:
         return count + 1
-    spread = max(stdev(logs), floor or 0.0)
+    spread = widened(stdev(logs), persistence(logs), floor)
     target = room(mean(logs))
     if spread == 0:
         return max(count, anytime.first_bounded(alpha))

@@ -31,6 +31,7 @@ import math
 
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import MOST_ROUNDS
+from concbench.analysis import stats
 from concbench.run.costs import MEDIAN_VARIANCE, Figures, pooled_between
 
 # The share of a worker's time its timed batches should at least take
@@ -100,10 +101,11 @@ def most_values(figures):
 
 def rounds_for(sd, demand):
     """The least rounds at which a sequence on units of spread ``sd``
-    would fit ``demand``'s room; MOST_ROUNDS when none does."""
+    (widened as every interval widens it, ``stats.ROUND_WIDENING``) would
+    fit ``demand``'s room; MOST_ROUNDS when none does."""
     if sd <= 0:
         return max(demand.rounds + 1, anytime.first_bounded(demand.alpha))
-    return anytime.least_rounds(demand.room, sd, demand.alpha,
+    return anytime.least_rounds(demand.room, sd * stats.ROUND_WIDENING, demand.alpha,
                                 max(demand.rounds + 1, 2), MOST_ROUNDS)
 
 
