@@ -27,6 +27,7 @@ from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
+from concbench import schema as K
 from concbench.schema import IN_WORKER
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WORLDS, Noise, run_round, settle_all,
@@ -57,17 +58,39 @@ def best_over(race, row):
     return race.leader.truth / row.truth
 
 
+def cost_of(rows, pairs):
+    """A benchmark's seconds in a round, by name: a worker's start, and its
+    pairs (``pairs[name]``, 3 by default) or its one value."""
+    def cost(name):
+        row = rows[name]
+        if row.pairing == IN_WORKER:
+            return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
+        return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
+    return cost
+
+
+def right_answer(race, best):
+    """Whether a race's answer is right: it names the row ``best`` (the
+    true fastest), and once answered its leader is within 5% of it (an
+    epsilon-good answer)."""
+    return best in race.named() and not (
+        race.answered and race.leader.truth * 1.05 < best.truth)
+
+
 def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     """One simulated run of the world ``truths`` (``synthetic.WORLDS``):
-    (the null row's verdict, the 1.08x row's, whether the fastest answer
-    is right: it names the true fastest, and once answered its leader is
-    within 5% of it; whether every lower end the race read held, after
-    every round; rounds, answered)."""
+    the preset's two rounds of every benchmark, charged to the budget,
+    then the rounds the open questions need. (The null row's verdict, the
+    1.08x row's, whether the fastest answer is right, whether every lower
+    end the race read held after every round, rounds, whether every
+    question was answered, whether the best worker count's answer is
+    right: None without a series.)"""
     rows, fastest = world(kind, truths)
     noise = Noise(kind, sd, rng)
+    preset = cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
-    spent, number, held = 0.0, 2, True
+    spent, number, held = 2 * sum(preset(name) for name in rows), 2, True
     while number < MOST_ROUNDS:
         groups, controls = settle_all(rows)
         questions = all_questions(groups, controls)
@@ -76,13 +99,7 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
         if not still:
             break
         pairs = sizes(rows, questions, budget - spent)
-
-        def cost(name):
-            row = rows[name]
-            if row.pairing == IN_WORKER:
-                return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
-            return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
-        chosen, names, used = choose(still, cost, budget - spent,
+        chosen, names, used = choose(still, cost_of(rows, pairs), budget - spent,
                                      lambda found: with_controls(found, groups, controls))
         if not chosen:
             break
@@ -92,13 +109,12 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     groups, controls = settle_all(rows)
     race = Race(groups["w"])
     held = held and lower_ends_hold(race)
-    # The answer is right when it names the true fastest and, once
-    # answered, its leader is within 5% of it (an epsilon-good answer).
-    best = rows["w/" + fastest].truth
-    right = fastest in {row.model for row in race.named()} and not (
-        race.answered and race.leader.truth * 1.05 < best)
-    return (rows["w/null"].verdict, rows["w/near"].verdict, right, held,
-            number, not any(not q.answered for q in all_questions(groups, controls)))
+    series = [row for row in groups["w"] if K.SCALING in row.meta]
+    count_right = (right_answer(Race(series), max(series, key=lambda r: r.truth))
+                   if len(series) > 1 else None)
+    return (rows["w/null"].verdict, rows["w/near"].verdict,
+            right_answer(race, rows["w/" + fastest]), held, number,
+            not any(not q.answered for q in all_questions(groups, controls)), count_right)
 
 
 def _runs(task):
@@ -111,7 +127,7 @@ class Rates:
     """One cell's figures: a true 1.00x called faster or slower (``null``),
     a true 1.08x called the same (``near``), "fastest" wrong (``wrong``: the
     true fastest left out, or answered with a leader more than 5% slower),
-    some lower end the race read above its truth at some round
+    the best worker count wrong alike (``count``), some lower end the race read above its truth at some round
     (``lower``), the share of runs that answered every question
     (``answered``), and the median rounds (``rounds``)."""
 
@@ -120,13 +136,15 @@ class Rates:
         self.null = share(lambda run: run[0] in ("faster", "slower"))
         self.near = share(lambda run: run[1] == "same")
         self.wrong = share(lambda run: not run[2])
+        self.count = share(lambda run: run[6] is False)
         self.lower = share(lambda run: not run[3])
         self.answered = share(lambda run: run[5])
         self.rounds = sorted(run[4] for run in runs)[len(runs) // 2]
 
     def errors(self):
         return {"1.00x faster/slower": self.null, "1.08x same": self.near,
-                "fastest wrong": self.wrong, "a lower end wrong": self.lower}
+                "fastest wrong": self.wrong, "best count wrong": self.count,
+                "a lower end wrong": self.lower}
 
 
 def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
@@ -157,14 +175,16 @@ def report(trials, seed, out=sys.stdout, processes=1, worlds=WORLDS):
     print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
           "and allocation within %g s (seed %d):" % (trials, BUDGET_S, seed), file=out)
     print("  world     noise           sd     1.00x faster/slower  1.08x same  "
-          "fastest wrong  a lower end wrong  all answered  median rounds", file=out)
+          "fastest wrong  best count wrong  a lower end wrong  all answered  "
+          "median rounds", file=out)
     for truths in worlds:
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
                                              truths=truths).items():
-            print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %16.1f%%  %11.1f%%  "
-                  "%13d" % (truths, kind, sd, 100 * rates.null, 100 * rates.near,
-                            100 * rates.wrong, 100 * rates.lower, 100 * rates.answered,
-                            rates.rounds), file=out)
+            print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
+                  "%11.1f%%  %13d" % (truths, kind, sd, 100 * rates.null, 100 * rates.near,
+                                      100 * rates.wrong, 100 * rates.count,
+                                      100 * rates.lower, 100 * rates.answered,
+                                      rates.rounds), file=out)
 
 
 def main(argv=None):
