@@ -49,13 +49,10 @@ def sizes(rows, questions, remaining):
 
 def lower_ends_hold(race):
     """Whether every lower end the race reads (a rival's time over the
-    leader's) is at or below its truth: the event its answer rests on."""
-    return all(ratio is None or ratio.low is None or ratio.low <= best_over(race, row)
+    leader's, whose truth is the leader's true speedup over the rival's) is
+    at or below its truth: the event its answer rests on."""
+    return all(ratio is None or ratio.low is None or ratio.low <= race.leader.truth / row.truth
                for row, ratio, _ in race.entries)
-
-
-def best_over(race, row):
-    return race.leader.truth / row.truth
 
 
 def cost_of(rows, pairs):

@@ -8,15 +8,15 @@ of each comparison (the rival's time over the leader's): a rival is out
 when it is above 1 (shown slower), and the race is answered when no rival
 is still open, each either out or above 0.95 (no more than 5% faster
 than the leader: an epsilon-good answer, the leader is the fastest or
-within 5% of it). So each comparison is one-sided, at 95% / (rows - 1):
-the interval computed is the two-sided one at 90% / (rows - 1), of which
-only the lower end is read. A rival is also out, whatever rounds it shares with the leader, when its
-own speedup's interval against the reference lies below another row's
-(successive elimination's rule): a row far behind, or one whose rounds
-the leader does not share, leaves at once. The 5% is split between the
-two, fixed in advance: 4% over the comparisons with the leader
-(ELIMINATION_ALPHA aside), and 1% over the rows' own intervals, each at
-99% / rows, two-sided; the true fastest is shown slower through them only
+within 5% of it). A rival is also out, whatever rounds it shares with the
+leader, when its own speedup's interval against the reference lies below
+another row's (successive elimination's rule): a row far behind, or one
+whose rounds the leader does not share, leaves at once. The 5% is split
+between the two, fixed in advance: 4% over the comparisons with the
+leader, each one-sided at 96% / (rows - 1) (the interval computed is the
+two-sided one at 92% / (rows - 1), of which only the lower end is read),
+and 1% (ELIMINATION_ALPHA) over the rows' own intervals, each at 99% /
+rows, two-sided; the true fastest is shown slower through them only
 if its own upper end or another row's lower end is wrong. The true
 fastest is then left out of the answer, or more than 5% faster than the
 leader, with at most 5% chance, whenever the run stops (the intervals are
