@@ -91,7 +91,7 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     while number < MOST_ROUNDS:
         groups, controls = settle_all(rows)
         questions = all_questions(groups, controls)
-        held = held and lower_ends_hold(Race(groups["w"]))
+        held = held and lower_ends_hold(next(q.race for q in questions if q.kind == "fastest"))
         still = [q for q in questions if not q.answered]
         if not still:
             break

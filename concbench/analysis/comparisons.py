@@ -113,8 +113,9 @@ class Question:
         self.rows = list(rows)
         self.rounds, self.needed = rounds, needed
         self.pairs = list(pairs)    # (row, other) comparisons still open
-        # A race's open comparisons, each a question of its own to run.
-        self.parts = []
+        # A race's open comparisons, each a question of its own to run, and
+        # the race it was read from.
+        self.parts, self.race = [], None
         # The half-width (log) its nearest answer needs, at level 1 - alpha.
         self.room, self.alpha = room, alpha
 

@@ -162,5 +162,5 @@ class Race:
                          max((p.needed for p in parts), default=0),
                          pairs=[pair for p in parts for pair in p.pairs],
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
-        found.parts = parts
+        found.parts, found.race = parts, self
         return found
