@@ -106,6 +106,7 @@ CONCURRENCY_LIMIT = _key("concurrency_limit", str, BENCH, "model", "event-loop m
 TASK_FACTORY = _key("task_factory", str, BENCH, "model", "eager: the task factory")
 PAIRED_WITH = _key("paired_with", str, BENCH, "matrix", "`itself unrecorded` under --latency-overhead: the batches beside this benchmark's ran its own model without recording latencies, so its speedup is what recording costs")
 LATENCY_FROM = _key("latency_from", str, BENCH, "model", "where an item's latency starts: `item` (its own call: models that take one item after another), `batch` (the batch's start: models handed every item at once); in an open-loop run (`rate`), each item's scheduled arrival", required=True)
+BESIDE = _key("beside", str, BENCH, "matrix", "a race's comparison side by side (`<workload>/<model> beside <leader>`): the race's leader, whose batches ran beside this model's in its worker, alternating, in place of the reference's; the race reads these pairs directly, and the benchmark is not a row of the table")
 CONTROL_OF = _key("control_of", str, BENCH, "model", "the A/A control (`<workload>/control`): the model it runs again, the reference")
 INTERPRETERS_IMPL = _key("interpreters_impl", str, BENCH, "model", "subinterpreter pools: the implementation (the stdlib's or the backport)")
 
@@ -188,6 +189,19 @@ def batches_of(name):
     if name in BY_NAME:
         return BY_NAME[name].batches
     return COUNT if FAILURES_KIND.fullmatch(name) else None
+
+
+def beside_name(name, leader):
+    """The name of benchmark ``name`` (``<workload>/<model>``) run beside
+    the model ``leader`` (``BESIDE``)."""
+    return "%s beside %s" % (name, leader)
+
+
+def beside_of(name):
+    """(``<workload>/<model>``, the leader) of a benchmark run beside
+    another (``beside_name``), None for any other name."""
+    own, found, leader = name.partition(" beside ")
+    return (own, leader) if found else None
 
 
 def known(name, parameters=()):

@@ -23,12 +23,12 @@ import random
 import sys
 
 from concbench.run.allocation import choose, demands, with_controls
-from concbench.run.calibration import values_for
+from concbench.run.calibration import MOST_WORKER_S, most_values, values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench import schema as K
-from concbench.schema import IN_WORKER
+from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WORLDS, Noise, run_round, settle_all,
                                  world)
@@ -40,11 +40,17 @@ def sizes(rows, questions, remaining):
     figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                              OVERHEAD_S)
                for name, row in rows.items() if row.pairing == IN_WORKER}
-    between = pooled_between(figures.values())
+    between = pooled_between(f for name, f in figures.items() if not beside_of(name))
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
-    return {name: values_for(figures[name], between, demand, horizon)
-            for name, demand in wanted.items() if name in figures}
+    found = {name: values_for(figures[name], between, demand, horizon)
+             for name, demand in wanted.items() if name in figures}
+    # A race's comparisons side by side: as many pairs as a worker may
+    # hold (calibration.beside_sizes).
+    for name in filter(beside_of, wanted):
+        ran = figures.get(name) or figures.get(beside_of(name)[0])
+        found[name] = most_values(ran) if ran else int(MOST_WORKER_S / PAIR_S)
+    return found
 
 
 def lower_ends_hold(race):
@@ -59,6 +65,8 @@ def cost_of(rows, pairs):
     """A benchmark's seconds in a round, by name: a worker's start, and its
     pairs (``pairs[name]``, 3 by default) or its one value."""
     def cost(name):
+        if beside_of(name):
+            return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
         row = rows[name]
         if row.pairing == IN_WORKER:
             return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
@@ -81,7 +89,7 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     1.08x row's, whether the fastest answer is right, whether every lower
     end the race read held after every round, rounds, whether every
     question was answered, whether the best worker count's answer is
-    right: None without a series.)"""
+    right: None without a series, whether both races were answered.)"""
     rows, fastest = world(kind, truths)
     noise = Noise(kind, sd, rng)
     preset = cost_of(rows, {})
@@ -107,11 +115,13 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     race = Race(groups["w"])
     held = held and lower_ends_hold(race)
     series = [row for row in groups["w"] if K.SCALING in row.meta]
-    count_right = (right_answer(Race(series), max(series, key=lambda r: r.truth))
-                   if len(series) > 1 else None)
+    count_race = Race(series) if len(series) > 1 else None
+    count_right = (right_answer(count_race, max(series, key=lambda r: r.truth))
+                   if count_race else None)
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, number,
-            not any(not q.answered for q in all_questions(groups, controls)), count_right)
+            not any(not q.answered for q in all_questions(groups, controls)), count_right,
+            race.answered and (count_race is None or count_race.answered))
 
 
 def _runs(task):
@@ -126,7 +136,8 @@ class Rates:
     true fastest left out, or answered with a leader more than 5% slower),
     the best worker count wrong alike (``count``), some lower end the race read above its truth at some round
     (``lower``), the share of runs that answered every question
-    (``answered``), and the median rounds (``rounds``)."""
+    (``answered``) and both races (the fastest and the best worker count:
+    ``raced``), and the median rounds (``rounds``)."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)
@@ -136,6 +147,7 @@ class Rates:
         self.count = share(lambda run: run[6] is False)
         self.lower = share(lambda run: not run[3])
         self.answered = share(lambda run: run[5])
+        self.raced = share(lambda run: run[7])
         self.rounds = sorted(run[4] for run in runs)[len(runs) // 2]
 
     def errors(self):
@@ -173,15 +185,15 @@ def report(trials, seed, out=sys.stdout, processes=1, worlds=WORLDS):
           "and allocation within %g s (seed %d):" % (trials, BUDGET_S, seed), file=out)
     print("  world     noise           sd     1.00x faster/slower  1.08x same  "
           "fastest wrong  best count wrong  a lower end wrong  all answered  "
-          "median rounds", file=out)
+          "races answered  median rounds", file=out)
     for truths in worlds:
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
                                              truths=truths).items():
             print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
-                  "%11.1f%%  %13d" % (truths, kind, sd, 100 * rates.null, 100 * rates.near,
-                                      100 * rates.wrong, 100 * rates.count,
-                                      100 * rates.lower, 100 * rates.answered,
-                                      rates.rounds), file=out)
+                  "%11.1f%%  %13.1f%%  %13d" % (
+                      truths, kind, sd, 100 * rates.null, 100 * rates.near,
+                      100 * rates.wrong, 100 * rates.count, 100 * rates.lower,
+                      100 * rates.answered, 100 * rates.raced, rates.rounds), file=out)
 
 
 def main(argv=None):

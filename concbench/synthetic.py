@@ -38,7 +38,7 @@ import math
 
 from concbench import schema as K
 from concbench.analysis.pairs import settle, units
-from concbench.schema import BY_ROUND, IN_WORKER, NONE
+from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
 
 NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift", "skew-reference", "pairs")
 BY_ROUND_NOISES = ("skewed", "skew-reference")
@@ -84,6 +84,10 @@ class SimRow:
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor = {}, None
+        # A race's comparisons side by side of this row's model, by the
+        # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name
+        # where this is one of them.
+        self.beside_runs, self.leader = {}, None
 
     def speedups(self):
         return None if self is self.reference else self._speedups
@@ -141,12 +145,28 @@ def world(kind, truths="default"):
     return {row.name: row for row in rows}, fastest
 
 
+def beside_row(rows, name):
+    """The benchmark ``name`` of a race's comparison side by side
+    (``schema.beside_name``): made the first time a round runs it, its
+    truth the rival's speedup over the leader's, and kept with its rival
+    for the race to read, as the report's rows keep theirs."""
+    if name not in rows:
+        own, leader = beside_of(name)
+        rival = rows[own]
+        row = SimRow(rival.model, rival.truth / rows["w/" + leader].truth,
+                     len(rows), IN_WORKER)
+        row.name, row.leader, row.meta = name, leader, {}
+        rival.beside_runs[leader] = rows[name] = row
+    return rows[name]
+
+
 def run_round(rows, names, number, noise, pairs, rng):
     """Round ``number`` of the benchmarks ``names``: rows paired in their
-    worker get ``pairs[name]`` pairs, rows paired by round one value."""
+    worker get ``pairs[name]`` pairs, rows paired by round one value, and a
+    race's comparison side by side its pairs, noised as a paired row's."""
     noise.next_round()
     for name in names:
-        row = rows[name]
+        row = beside_row(rows, name) if beside_of(name) else rows[name]
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
@@ -162,11 +182,13 @@ def run_round(rows, names, number, noise, pairs, rng):
 
 def settle_all(rows):
     reference = rows["w/sequential"]
-    for row in rows.values():
+    for row in [r for r in rows.values() if r.leader is not None]:
+        row.paired_logs, row.within_floor = units(row.groups)
+    for row in [r for r in rows.values() if r.leader is None]:
         if row.pairing == IN_WORKER:
             row.paired_logs, row.within_floor = units(row.groups)
         settle(row, reference)
-    groups = {"w": [r for r in rows.values() if r.model != "control"]}
+    groups = {"w": [r for r in rows.values() if r.model != "control" and r.leader is None]}
     return groups, {"w": rows["w/control"]}
 
 

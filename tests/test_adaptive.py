@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from concbench.run import added_rounds, allocation
-from concbench.analysis import comparisons
+from concbench.analysis import anytime, comparisons
 from concbench.analysis.questions import all_questions
 from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
@@ -113,7 +113,7 @@ class Q:
 
     def __init__(self, label, rounds, needed, names):
         self.label, self.rounds, self.needed = label, rounds, needed
-        self.kind, self.parts = "fastest", []
+        self.kind, self.parts, self.beside = "fastest", [], None
         self.pairs = [(N(a), N(b)) for a, b in zip(names, names[1:])] or \
             [(N(names[0]), N(names[0]))]
 
@@ -219,7 +219,7 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     def row(name, position, speedup):
         rnd = random.Random(name)
         by_round = {r: speedup * math.exp(rnd.gauss(0, 0.03)) for r in range(3)}
-        return SimpleNamespace(name="w/" + name, position=position, pairing="worker",
+        return SimpleNamespace(name="w/" + name, model=name, position=position, pairing="worker",
                                speedup=speedup, mean=1 / speedup, within_floor=None,
                                speedups=lambda: by_round)
     leader, far, close = row("lead", 0, 2.0), row("far", 1, 1.6), row("close", 2, 1.96)
@@ -234,29 +234,71 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     assert names == {"w/lead", "w/far", "w/b"}
 
 
-def test_a_rival_that_reads_faster_than_the_leader_is_not_hopeless():
-    """The leader is picked by its speedup over all its rounds; on the 3
-    rounds a rival shares with it, the rival reads 7% faster. No number of
-    rounds shows it "no more than 5% faster", but a few show it faster, and
-    the race goes on with it in the lead: its part needs a few rounds, not
-    MOST_ROUNDS. (With only the first two answers counted, it needs 200 and
-    waits while any other question is open.)"""
-    from concbench.analysis.race import Race
-
-    def row(name, position, by_round):
-        speedup = math.exp(statistics.fmean(math.log(x) for x in by_round.values()))
-        return SimpleNamespace(name="w/" + name, position=position, pairing="worker",
-                               speedup=speedup, mean=1 / speedup, within_floor=None,
-                               reference=None, speedups=lambda: by_round)
+def rows_of_a_faster_rival(pairing):
+    """A leader picked by its speedup over its 8 rounds, and a rival that
+    reads 7% faster on the 3 rounds it shares with it."""
+    def row(name, position, speedups):
+        speedup = math.exp(statistics.fmean(math.log(x) for x in speedups.values()))
+        return SimpleNamespace(name="w/" + name, model=name, position=position,
+                               pairing=pairing, speedup=speedup, mean=1 / speedup,
+                               within_floor=None, reference=None,
+                               by_round={r: 1 / x for r, x in speedups.items()},
+                               speedups=lambda: speedups)
     rnd = random.Random(5)
     leader = row("lead", 0, {r: (2.0 if r < 3 else 2.4) * math.exp(rnd.gauss(0, 0.02))
                              for r in range(8)})
     rival = row("rival", 1, {r: 2.15 * math.exp(rnd.gauss(0, 0.02)) for r in range(3)})
+    return leader, rival
+
+
+def test_a_rival_that_reads_faster_than_the_leader_is_not_hopeless():
+    """On the 3 rounds a rival shares with the leader, it reads 7% faster
+    (rows paired by round). No number of rounds shows it "no more than 5%
+    faster", but a few show it faster, and the race goes on with it in the
+    lead: its part needs a few rounds, not MOST_ROUNDS. (With only the
+    first two answers counted, it needs 200 and waits while any other
+    question is open.)"""
+    from concbench.analysis.race import Race
+
+    leader, rival = rows_of_a_faster_rival("round")
     race = Race([leader, rival])
-    assert race.leader is leader
+    assert race.leader is leader and not race.side_by_side
     [part] = race.question("fastest", "w", "fastest").parts
-    assert part.rows[1] is rival and part.rounds == 3
+    assert part.rows[1] is rival and part.rounds == 3 and part.beside is None
     assert part.needed < comparisons.MOST_ROUNDS and not allocation.hopeless(part)
+
+
+def test_a_rival_near_the_leader_runs_beside_it():
+    """The same rows paired in their worker: the rival, not told apart from
+    the leader and within 10% of it, runs beside it, in a benchmark of its
+    own that the allocation runs alone, and the race reads that
+    benchmark's pairs. Its first comparison side by side is at 1% one-sided
+    (the next would be at 0.5%), and has no interval before 4 workers."""
+    from concbench.analysis.race import Race
+
+    leader, rival = rows_of_a_faster_rival("worker")
+    race = Race([leader, rival])
+    assert race.side_by_side and race.alpha == pytest.approx(0.02)
+    [part] = race.question("fastest", "w", "fastest").parts
+    assert part.beside == "w/rival beside lead" and part.rounds == 0
+    assert part.alpha == pytest.approx(0.02) and part.needed == anytime.first_bounded(0.02) == 4
+    assert allocation.members(part) == {"w/rival beside lead"}
+    # Its workers ran: the rival 1% slower than the leader beside it, each
+    # worker's median log(leader's time / rival's) near -0.01.
+    rnd = random.Random(3)
+    ran = SimpleNamespace(name="w/rival beside lead", position=2, within_floor=0.01,
+                          paired_logs={r: -0.01 + rnd.gauss(0, 0.005) for r in range(3, 9)})
+    rival.beside_runs = {"lead": ran}
+    race = Race([leader, rival])
+    assert race.levels == {id(ran): pytest.approx(0.01)}
+    [(_, ratio, state)] = race.entries
+    assert ratio.side is not None and ratio.side.rounds == 6
+    # Through the speedups alone it is open; beside the leader it is shown
+    # the same within 5%.
+    through = comparisons.compare(rival, leader, alpha=2 * race.alpha)
+    assert through.low is None or through.low < 0.95
+    assert state == "same" and 0.95 <= ratio.low < 1.0 < ratio.high <= 1.05
+    assert race.question("fastest", "w", "fastest").answered
 
 
 def test_the_control_joins_every_round_that_adds_to_a_row():

@@ -1,6 +1,7 @@
 """Interleaved rounds, paired speedups with intervals, and ties."""
 
 import math
+import subprocess
 import random
 
 import pyperf
@@ -10,7 +11,7 @@ from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.run.schedule import schedule
 from concbench.analysis.stats import paired_ratio, unpaired_ratio
-from conftest import run_bench
+from conftest import ROOT, run_bench
 
 SELECTION = ["--preset", "quick", "--workload", "sleep", "--model",
              "sequential,threads-4,asyncio", "--items", "8", "--latency-ms", "2",
@@ -319,3 +320,42 @@ def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monke
     assert own[1] < race_module.own_interval(close, race_module.ELIMINATION_ALPHA / 3)[0]
     monkeypatch.setattr(race_module, "own_interval", lambda row, alpha: None)
     assert {r.model: s for r, _, s in Race([leader, far, close]).entries}["far"] == OPEN
+
+
+def test_a_model_runs_beside_a_race_leader_in_its_worker(tmp_path):
+    """A race's comparison side by side, as the master adds it (the options
+    it passes its workers): sequential run beside threads-4 on 8 items of
+    2 ms, whose truth is 4x (sequential waits 16 ms, threads-4 4 ms). Its
+    benchmark is in the file pyperf reads, run only in the rounds added,
+    each pair's other batch threads-4's (in place of the reference's,
+    which sequential is); the report leaves it out of its
+    rows and gives it to sequential's row, where the race reads it."""
+    proc = run_bench(SELECTION + ["-p", "1", "-n", "5", "--side-by-side", "0:1",
+                                  "--extra-rounds", "3/3", "-o", "a.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    suite, found = rounds_of(tmp_path / "a.json")
+    name = "sleep/sequential beside threads-4"
+    assert [b.get_name() for b in suite.get_benchmarks()][-1] == name
+    assert sorted(n for r in found.values() for _, n in r if n == name) == [name, name]
+    assert {r for r, names in found.items() if any(n == name for _, n in names)} == {1, 2}
+    beside = suite.get_benchmark(name)
+    assert beside.get_metadata()["beside"] == "threads-4"
+    assert beside.get_metadata()["pairing"] == "worker"
+    rows = build_rows(suite)["sleep"]
+    assert name not in [row.name for row in rows]
+    [sequential] = [row for row in rows if row.model == "sequential"]
+    ran = sequential.beside_runs["threads-4"]
+    # Each worker's median log(threads-4's time / sequential's): 3.3x on a
+    # quiet machine, 1.8x seen beside the other tests (threads wake late);
+    # beside the reference, which sequential is, it would be 1.
+    assert len(ran.paired_logs) == 2
+    assert all(1.3 < math.exp(-log) < 6.0 for log in ran.paired_logs.values()), ran.paired_logs
+    report = subprocess.run([str(ROOT / "report.py"), "a.json"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0 and name not in report.stdout, report.stderr
+
+
+def test_side_by_side_indexes_outside_the_matrix_are_refused(tmp_path):
+    proc = run_bench(SELECTION + ["-p", "1", "--side-by-side", "0:9", "-o", "a.json"], tmp_path)
+    assert proc.returncode == 2 and "--side-by-side: '0:9'" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "a.json").exists()

@@ -113,6 +113,9 @@ class Question:
         self.rows = list(rows)
         self.rounds, self.needed = rounds, needed
         self.pairs = list(pairs)    # (row, other) comparisons still open
+        # A race's comparison run side by side: the benchmark a round of
+        # it runs (concbench.schema.beside_name).
+        self.beside = None
         # A race's open comparisons, each a question of its own to run, and
         # the race it was read from.
         self.parts, self.race = [], None

@@ -29,11 +29,21 @@ import math
 
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
-from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
+from concbench.analysis.stats import SAME_BAND, Ratio, ratio_of, verdict
+from concbench.schema import IN_WORKER, NONE, beside_name
 
 # The share of a race's 5% spent on its rows' own intervals against the
 # reference (the rest goes to the comparisons with the leader).
 ELIMINATION_ALPHA = 0.01
+# In a race of rows paired in their worker, the share of the comparisons'
+# 4% spent on the comparisons side by side (the rest goes through the
+# speedups): the first opened at half of it, the next at a quarter, ...
+SIDE_BY_SIDE_ALPHA = 0.02
+# A rival not told apart from the leader runs beside it once their
+# comparison has an interval and its time reads within 10% of the
+# leader's: one further behind is shown slower sooner through the
+# speedups, and would spend a comparison's share of the level for nothing.
+NEAR = 1.10
 
 
 def fastest(rows):
@@ -85,10 +95,29 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        # The level of each comparison with the leader, one-sided; the
-        # two-sided interval whose lower end it reads.
-        self.alpha = (anytime.ALPHA - ELIMINATION_ALPHA) / self.comparisons
+        # Whether its rows can run side by side: all paired in their worker
+        # (the reference's own batches run in any worker), a choice made by
+        # the workload's kind, before any data.
+        pairings = [row.pairing for row in self.members]
+        self.side_by_side = len(self.members) > 1 and IN_WORKER in pairings and all(
+            pairing in (IN_WORKER, NONE) for pairing in pairings)
+        # The level of each comparison with the leader through the
+        # speedups, one-sided; the two-sided interval whose lower end it reads.
+        spent = ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
+        self.alpha = (anytime.ALPHA - spent) / self.comparisons
         self.interval_alpha = 2 * self.alpha
+        # {id(benchmark side by side): its one-sided level}: the j-th of
+        # the race's comparisons side by side, in the order they were
+        # opened (the file's), at SIDE_BY_SIDE_ALPHA / 2 ** j.
+        self.levels = {}
+        if self.side_by_side:
+            models = {row.model for row in self.members}
+            opened = sorted((found for row in self.members
+                             for leader, found in getattr(row, "beside_runs", {}).items()
+                             if leader in models),
+                            key=lambda found: found.position)
+            for number, found in enumerate(opened, start=1):
+                self.levels[id(found)] = SIDE_BY_SIDE_ALPHA / 2 ** number
         own = {id(row): own_interval(row, ELIMINATION_ALPHA / len(self.members))
                for row in self.members}
         lows = [found[0] for found in own.values() if found]
@@ -118,12 +147,38 @@ class Race:
         found = []
         for row in self.members:
             if row is not best:
-                ratio = compare(row, best, alpha=self.interval_alpha)
+                ratio = self.ratio(row, best)
                 state = SLOWER if id(row) in self.behind else standing(ratio)
-                if state == SAME and standing(compare(row, best, alpha=self.alpha)) != SAME:
+                if state == SAME and standing(self.ratio(row, best, both=True)) != SAME:
                     state = WITHIN
                 found.append((row, ratio, state))
         return found
+
+    def beside(self, row, best):
+        """(the benchmark of ``row`` run beside ``best``, or of ``best``
+        beside ``row``, with the sign that makes its pairs' logs row's time
+        over best's), or (None, None)."""
+        for this, that, sign in ((row, best, -1), (best, row, 1)):
+            runs = getattr(this, "beside_runs", None)
+            found = runs.get(that.model) if runs else None
+            if found is not None and id(found) in self.levels:
+                return found, sign
+        return None, None
+
+    def ratio(self, row, best, both=False):
+        """row's time over best's: through the speedups, intersected with
+        their pairs side by side where they ran so; each two-sided at twice
+        its one-sided level, whose lower end the race reads, or (``both``)
+        at that level, whose two ends "the same within 5%" reads."""
+        scale = 1 if both else 2
+        through = compare(row, best, alpha=scale * self.alpha)
+        found, sign = self.beside(row, best)
+        if found is None:
+            return through
+        direct = ratio_of({number: math.exp(sign * log)
+                           for number, log in found.paired_logs.items()},
+                          scale * self.levels[id(found)], floor=found.within_floor)
+        return joined(through, direct)
 
     @property
     def answered(self):
@@ -144,11 +199,19 @@ class Race:
         ``parts``, one per row still open against the leader, are what
         the allocation runs: a row far behind needs a round or two more to
         be shown slower and leave the race, a close one many, and each
-        gets its rounds as it can be answered."""
+        gets its rounds as it can be answered. In a race whose rows can
+        run side by side, a row not told apart from the leader once their
+        comparison has an interval, and within NEAR of it, runs beside it
+        (``Question.beside``), as does one that already did."""
         alpha = self.interval_alpha
         parts = []
         for row, ratio, state in self.entries:
             if state != OPEN:
+                continue
+            found, _ = self.beside(row, self.leader)
+            if self.side_by_side and (found is not None or (
+                    ratio and ratio.low and ratio.point <= NEAR)):
+                parts.append(self.side_part(kind, workload, topic, row, ratio, found))
                 continue
             logs = [math.log(x) for x in ratio.values] if ratio else []
             needed = rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None)
@@ -164,3 +227,45 @@ class Race:
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
         found.parts, found.race = parts, self
         return found
+
+    def side_part(self, kind, workload, topic, row, ratio, found):
+        """The part of a race that runs ``row`` beside the leader (or the
+        leader beside it, where ``found``, that benchmark, already ran):
+        its rounds are the workers side by side, and those it needs come
+        from theirs, at the level the comparison has (or will have once
+        opened)."""
+        level = (self.levels[id(found)] if found is not None
+                 else SIDE_BY_SIDE_ALPHA / 2 ** (len(self.levels) + 1))
+        direct = ratio.side if ratio is not None else None
+        logs = [math.log(x) for x in direct.values] if direct else []
+        # No interval before first_bounded workers: the plan counts them.
+        needed = max(anytime.first_bounded(2 * level),
+                     rounds_needed(logs, race_room, 2 * level,
+                                   found.within_floor if found else None))
+        part = Question(kind, workload, topic, False, [self.leader, row], len(logs), needed,
+                        pairs=[(row, self.leader)], alpha=2 * level,
+                        room=race_room(math.log(direct.point) if direct else 0.0))
+        part.beside = found.name if found is not None else beside_name(row.name,
+                                                                       self.leader.model)
+        return part
+
+
+def joined(through, direct):
+    """The intersection of a comparison's interval through the speedups
+    and its interval side by side (each a confidence sequence at its own
+    share of the race's level, so the truth lies in both at once at their
+    sum); the point is the pairs' side by side. Either alone while the
+    other has no interval, and the side-by-side one should they not meet
+    (one has erred). ``side``: the side-by-side part."""
+    if direct is None:
+        return through
+    if direct.low is None or through is None or through.low is None:
+        found = through if direct.low is None and through is not None else direct
+    elif max(through.low, direct.low) > min(through.high, direct.high):
+        found = direct
+    else:
+        found = Ratio(direct.point, max(through.low, direct.low),
+                      min(through.high, direct.high), through.above, through.rounds,
+                      through.values, through.log_sd)
+    found.side = direct
+    return found

@@ -75,6 +75,7 @@ class Row:
         self.flags = []
         # The level of the row's interval: a run's A/A controls share 5%.
         self.alpha = ALPHA
+        self.beside_runs = {}   # pairs.with_beside_runs
 
     def _timed_runs(self):
         return zip([r for r in self.bench.get_runs() if r.values], self.runs)
@@ -258,9 +259,10 @@ def build_rows(suite, controls=None):
     dict, by workload) when one is given, and are left out otherwise."""
     usual = usual_gil(suite)
     rows = [Row(bench) for bench in suite.get_benchmarks()]
-    groups = {}
     for position, row in enumerate(rows):
         row.position = position
+    groups = {}
+    for row in pairs.with_beside_runs(rows):
         groups.setdefault(row.workload, []).append(row)
     found = {}
     cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()

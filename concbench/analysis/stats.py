@@ -56,6 +56,9 @@ class Ratio:
         self.above, self.rounds = above, rounds
         self.values = list(values)
         self.log_sd = log_sd
+        # A race's comparison: the part of it read side by side, if any
+        # (concbench.analysis.race.joined).
+        self.side = None
 
     def includes_one(self):
         return self.low is None or self.low <= 1.0 <= self.high

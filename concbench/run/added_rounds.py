@@ -67,7 +67,8 @@ def add_rounds(master, allocation):
         allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
         # A file this run appends to may hold benchmarks of earlier runs
         # that this one does not run: their questions are not this run's.
-        still = [q for q in allocation.still() if members(q) <= set(master.order)]
+        still = [q for q in allocation.still()
+                 if all(name in master.order or master.can_add(name) for name in members(q))]
         if not still:
             say("every %s after %s (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision
@@ -81,6 +82,9 @@ def add_rounds(master, allocation):
                 format_duration(plan.max_time), count(rounds, "rounds"), describe(still),
                 more_needed(still, cost, allocation.joined, elapsed)))
             return
+        for name in sorted(names):
+            if name not in master.order and master.can_add(name):
+                master.add_beside(name)
         indexes = sorted(master.order[name] for name in names if name in master.order)
         extra.append(indexes)
         say("round %d (added): open: %s; %d benchmarks in this round, about %s; "

@@ -39,6 +39,7 @@ from concbench.run.progress import format_duration, say
 from concbench.units import count
 from concbench.analysis.questions import all_questions, answered_takeaways
 from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
+from concbench.schema import beside_of
 
 
 def runs_needed(row, other):
@@ -57,6 +58,10 @@ def members(question):
     reference where it pairs by round; both rows of each open comparison
     (rows paired by round compare their own runs of the same round, and
     need no run of the reference)."""
+    if question.parts:
+        return set().union(*(members(part) for part in question.parts))
+    if question.beside:
+        return {question.beside}
     if question.kind in ("row", "control"):
         row = question.rows[0]
         if row.pairing == BY_ROUND and row.reference is not None:
@@ -236,8 +241,20 @@ class Allocation:
             # rounds up to it run every row, whatever the preset's count.
             budget = max(0.0, remaining) / max(fixed_left,
                                                anytime.first_bounded() - rounds)
-        self.sizes = calibration.plan_sizes(rows, took, demands(self.questions),
+        wanted = demands(self.questions)
+        self.sizes = calibration.plan_sizes(rows, took, wanted,
                                             remaining, *self.fixed, round_budget=budget)
+        by_name = {row.name: row for group in self.groups.values() for row in group}
+        for name in filter(beside_of, wanted):
+            # A race's comparison side by side: from its own runs once it
+            # has some, else from its model's row.
+            own, leader = beside_of(name)
+            rival = by_name.get(own)
+            ran = rival.beside_runs.get(leader) if rival is not None else None
+            sizes = ((ran and calibration.beside_sizes(ran, took.get(name)))
+                     or (rival and calibration.beside_sizes(rival, took.get(own))))
+            if sizes:
+                self.sizes[name] = sizes
 
     def still(self):
         return [q for q in self.questions if not q.answered]
@@ -245,7 +262,13 @@ class Allocation:
     def cost(self, took):
         def of(name):
             sizes = self.sizes.get(name)
-            return sizes.seconds if sizes else took.get(name, costs.OVERHEAD_S)
+            if sizes:
+                return sizes.seconds
+            if name not in took and beside_of(name):
+                # Not run yet beside the leader: as long as a worker of
+                # the model beside the reference.
+                name = beside_of(name)[0]
+            return took.get(name, costs.OVERHEAD_S)
         return of
 
     def joined(self, names):

@@ -134,6 +134,20 @@ def values_for(figures, between, demand, horizon=None, warmups=0):
     return best[1]
 
 
+def beside_sizes(row, took=None):
+    """The next worker of ``row``'s model run beside a race's leader
+    (``schema.BESIDE``), from ``row``'s own figures (it runs the same
+    batches, beside another model's): its comparison's unit is the pair,
+    and a worker's start buys none, so as many pairs as ``most_values``
+    allows. None before ``row`` has run."""
+    f = Figures.of_row(row, took)
+    if not f.pairs_s:
+        return None
+    warmups = int(f.keeps_warmup())
+    values = most_values(f)
+    return Sizes(values, warmups, f.seconds(values, warmups))
+
+
 class Sizes:
     """A benchmark's next worker: ``values``, ``warmups``, and the
     ``seconds`` it is likely to take."""

@@ -16,10 +16,15 @@ class Bench:
     """One cell of the matrix: a workload run by a model."""
 
     def __init__(self, workload, model, pairing="round", overhead=False, record=True,
-                 reference=None):
+                 reference=None, beside=None):
         self.workload = workload
         self.model = model
+        # A race's comparison side by side: the leader's model name, whose
+        # batches run beside this model's in place of the reference's.
+        self.beside = beside
         self.name = "%s/%s" % (workload.label, model.name)
+        if beside:
+            self.name = schema.beside_name(self.name, beside)
         self.pairing = pairing
         # Whether its items' latencies are recorded (concbench.latency).
         self.record = record
@@ -28,7 +33,7 @@ class Bench:
         # The reference's cell, whose batches run beside this one's in its
         # worker (pairing "worker"; concbench.run.schedule); with ``overhead``,
         # the same model unrecorded instead: what recording costs.
-        partner = models.parse(model.name if overhead else self.reference)
+        partner = models.parse(model.name if overhead else beside or self.reference)
         self.partner = (Bench(workload, partner, "none", record=record and not overhead,
                               reference=self.reference)
                         if pairing == "worker" else None)
@@ -70,6 +75,8 @@ class Bench:
         meta[schema.PAIRING] = self.pairing
         if self.overhead:
             meta[schema.PAIRED_WITH] = "itself unrecorded"
+        if self.beside:
+            meta[schema.BESIDE] = self.beside
         meta[schema.WORKLOAD_PARAMS] = self.workload.reported(meta)
         return meta
 

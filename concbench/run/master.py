@@ -14,6 +14,7 @@ import io
 import statistics
 import time
 
+from concbench.schema import beside_of
 from concbench.run import calibration, costs
 from concbench.run.added_rounds import add_rounds
 from concbench.run.allocation import Allocation
@@ -21,6 +22,7 @@ from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
 from concbench.run.worker import time_batches
 from concbench.run.cleanup import stop_if_signalled
+from concbench.run.matrix import base_count, beside_bench
 from concbench.run.progress import Progress, say, unstable_summary
 from concbench.run.schedule import (filed, next_round, parse_extra, runs_before, schedule,
                                      task_name)
@@ -46,7 +48,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
     ``gil_check(run)``: warns once per benchmark of a worker whose GIL
     state was not the one asked for (True when it did)."""
     extra = parse_extra(args.extra_rounds)
-    tasks = schedule(len(matrix), args.rounds, args.order_seed,
+    tasks = schedule(base_count(matrix), args.rounds, args.order_seed,
                      interleave=not args.pyperf_order, extra=extra)
     if args.worker:
         # pyperf runs the task at this worker's position; the others are
@@ -77,7 +79,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
     master = Master(runner, args, matrix, results, progress, gil_check)
     last_task = {index: position for position, (_, index) in enumerate(tasks)}
     for position, (round_number, index) in enumerate(tasks):
-        if round_number is not None and position % len(matrix) == 0:
+        if round_number is not None and position % base_count(matrix) == 0:
             if round_number:
                 master.read(fixed_left=args.rounds - round_number)
             progress.round_starts(round_number, args.rounds)
@@ -183,6 +185,27 @@ class Master:
         if bench.name not in self.warned and self.gil_check(run):
             self.warned.add(bench.name)
         self.progress.task_done(run, last)
+
+    def can_add(self, name):
+        """Whether ``name`` is a race's comparison side by side of two of
+        this run's benchmarks (``schema.beside_name``)."""
+        found = beside_of(name)
+        if found is None or found[0] not in self.order:
+            return False
+        rival = self.matrix[self.order[found[0]]]
+        return "%s/%s" % (rival.workload.label, found[1]) in self.order
+
+    def add_beside(self, name):
+        """Add the benchmark ``name`` (``can_add``) to the matrix: at its
+        end, where every worker started from now on appends it too
+        (--side-by-side), so that positions before it stay as they were."""
+        rival_name, leader = beside_of(name)
+        rival = self.order[rival_name]
+        other = self.order["%s/%s" % (self.matrix[rival].workload.label, leader)]
+        self.matrix.append(beside_bench(self.matrix[rival], self.matrix[other]))
+        self.order[name] = len(self.matrix) - 1
+        self.args.side_by_side = self.runner.args.side_by_side = ",".join(
+            filter(None, [self.args.side_by_side, "%d:%d" % (rival, other)]))
 
     def add_round(self, indexes, extra):
         """Run one added round of the benchmarks ``indexes``; ``extra``: every

@@ -251,6 +251,7 @@ def build_matrix(args, left_out=None):
                                         overhead,
                                         record=not getattr(args, "no_latency", False),
                                         reference=reference.name))
+    matrix.extend(beside(matrix, args.side_by_side))
     for plugin in models.plugins().values():
         if plugin.broken():     # none of the run's models is of its family
             left_out.append("warning: %s (not asked for, so left out)" % plugin.broken())
@@ -261,3 +262,33 @@ def build_matrix(args, left_out=None):
                               "models are: %s" % (pattern, args.preset,
                                                   ", ".join(sorted(preset_names))))
     return matrix
+
+
+def beside(matrix, text):
+    """The benchmarks of a race's comparisons side by side that the master
+    added (``text``, --side-by-side: "rival:leader" indexes into ``matrix``, comma-separated,
+    in the order they were added): the rival's model run beside the
+    leader's, in place of the reference's, in its worker."""
+    found = []
+    for part in (text or "").split(","):
+        if not part:
+            continue
+        try:
+            rival, leader = (matrix[int(index)] for index in part.split(":"))
+        except (ValueError, IndexError):
+            raise MatrixError("--side-by-side: %r is not rival:leader indexes of the "
+                              "matrix" % part) from None
+        found.append(beside_bench(rival, leader))
+    return found
+
+
+def beside_bench(rival, leader):
+    """``rival``'s model run beside ``leader``'s, on its workload."""
+    return Bench(rival.workload, rival.model, "worker", record=False,
+                 reference=rival.reference, beside=leader.model.name)
+
+
+def base_count(matrix):
+    """How many benchmarks the preset's rounds run: all but those a race
+    added side by side, which run only in added rounds."""
+    return sum(1 for bench in matrix if not bench.beside)

@@ -18,7 +18,7 @@ from concbench.run.schedule import PAIRINGS
 # the selection, and the schedule (a worker finds its task by position).
 SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_figures",
              "without",
-             "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds",
+             "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds", "side_by_side",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
              "master_pid")
 
@@ -112,6 +112,9 @@ def add_options(parser):
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
     group.add_argument("--extra-rounds", help=argparse.SUPPRESS)
+    # The races' comparisons side by side the master added: "rival:leader"
+    # indexes into the matrix, comma-separated (concbench.run.matrix.beside).
+    group.add_argument("--side-by-side", help=argparse.SUPPRESS)
     group.add_argument("--master-pid", type=int, help=argparse.SUPPRESS)
     group.add_argument("--inputs-folder", help=argparse.SUPPRESS)
     group.add_argument("--no-run-figures", action="store_true",
