@@ -211,17 +211,19 @@ def test_the_console_says_an_answer_that_is_open_again():
 
 def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     """A race of a leader, a row far behind it (1.25x its time) and one
-    close to it, after 3 rounds: the far one needs a round or two more to
-    be shown slower, the close one well over a dozen. Its far comparison runs now, beside another
-    question, though the whole race cannot be answered in the budget."""
+    close to it, after 3 rounds (IO rows, paired by round): the far one
+    needs a round or two more to be shown slower, the close one well over
+    a dozen. Its far comparison runs now, beside another question, though
+    the whole race cannot be answered in the budget."""
     from concbench.analysis.race import Race
 
     def row(name, position, speedup):
         rnd = random.Random(name)
-        by_round = {r: speedup * math.exp(rnd.gauss(0, 0.03)) for r in range(3)}
-        return SimpleNamespace(name="w/" + name, model=name, position=position, pairing="worker",
-                               speedup=speedup, mean=1 / speedup, within_floor=None,
-                               speedups=lambda: by_round)
+        speedups = {r: speedup * math.exp(rnd.gauss(0, 0.03)) for r in range(3)}
+        return SimpleNamespace(name="w/" + name, model=name, position=position,
+                               pairing="round", speedup=speedup, mean=1 / speedup,
+                               within_floor=None, speedups=lambda: speedups,
+                               by_round={r: 1 / x for r, x in speedups.items()})
     leader, far, close = row("lead", 0, 2.0), row("far", 1, 1.6), row("close", 2, 1.96)
     race = Race([leader, far, close]).question("fastest", "w", "fastest")
     assert race.parts and not race.answered and race.needed >= 15

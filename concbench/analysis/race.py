@@ -39,10 +39,12 @@ ELIMINATION_ALPHA = 0.01
 # 4% spent on the comparisons side by side (the rest goes through the
 # speedups): the first opened at half of it, the next at a quarter, ...
 SIDE_BY_SIDE_ALPHA = 0.02
-# A rival not told apart from the leader runs beside it once their
-# comparison has an interval and its time reads within 10% of the
-# leader's: one further behind is shown slower sooner through the
-# speedups, and would spend a comparison's share of the level for nothing.
+# A rival not told apart from the leader runs beside it once its time
+# reads within 10% of the leader's on the rounds they share (from the
+# preset's rounds on: through the speedups, a comparison among 17 rows
+# is unbounded up to its fourth round, which a default run on a slow day
+# hardly passes): one further behind is shown slower sooner through the
+# speedups, and would spend a comparison's share of the level for little.
 NEAR = 1.10
 
 
@@ -200,9 +202,9 @@ class Race:
         the allocation runs: a row far behind needs a round or two more to
         be shown slower and leave the race, a close one many, and each
         gets its rounds as it can be answered. In a race whose rows can
-        run side by side, a row not told apart from the leader once their
-        comparison has an interval, and within NEAR of it, runs beside it
-        (``Question.beside``), as does one that already did."""
+        run side by side, a row not told apart from the leader and within
+        NEAR of it runs beside it (``Question.beside``), as does one that
+        already did."""
         alpha = self.interval_alpha
         parts = []
         for row, ratio, state in self.entries:
@@ -210,7 +212,7 @@ class Race:
                 continue
             found, _ = self.beside(row, self.leader)
             if self.side_by_side and (found is not None or (
-                    ratio and ratio.low and ratio.point <= NEAR)):
+                    ratio and ratio.point <= NEAR)):
                 parts.append(self.side_part(kind, workload, topic, row, ratio, found))
                 continue
             logs = [math.log(x) for x in ratio.values] if ratio else []

@@ -85,10 +85,16 @@ def against_leader(ratio):
 
 
 def shared(tied):
-    """'4 shared rounds', or '3-5 shared rounds'."""
-    counts = sorted(ratio.rounds if ratio else 0 for _, ratio in tied)
-    text = "%d" % counts[0] if counts[0] == counts[-1] else "%d-%d" % (counts[0], counts[-1])
-    return "%s shared round%s" % (text, "" if text == "1" else "s")
+    """'4 shared rounds', or '3-5 shared rounds'; with the workers of those
+    run beside the leader: '3-5 shared rounds, 4 workers side by side'."""
+    def spread(counts, unit):
+        counts = sorted(counts)
+        text = "%d" % counts[0] if counts[0] == counts[-1] else "%d-%d" % (
+            counts[0], counts[-1])
+        return "%s %s%s" % (text, unit, "" if text == "1" else "s")
+    found = spread([ratio.rounds if ratio else 0 for _, ratio in tied], "shared round")
+    side = [ratio.side.rounds for _, ratio in tied if ratio and ratio.side]
+    return found + (", %s side by side" % spread(side, "worker") if side else "")
 
 
 def takeaways(rows, control=None):

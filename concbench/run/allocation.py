@@ -7,7 +7,9 @@ model, the best worker counts, where more workers stopped helping. Each
 added round runs only what an open question needs: a row's benchmark (with
 its reference where it pairs by round), the leader of a race and the rows
 still in contention with it (a row shown slower than the leader stops once
-its own verdict is decided), the two ends of an open step. A workload's A/A
+its own verdict is decided), or a rival run beside the leader in one
+worker (``concbench.analysis.race``: a benchmark the master adds then),
+the two ends of an open step. A workload's A/A
 control runs in every round that adds a paired round to any of its rows, so
 that it ends with as many rounds as the longest row and can see a bias of
 the arrangement as well as any row could. Questions likely to be answered
