@@ -119,7 +119,7 @@ class Race:
                              if leader in models),
                             key=lambda found: found.position)
             for number, found in enumerate(opened, start=1):
-                self.levels[id(found)] = SIDE_BY_SIDE_ALPHA / 2 ** number
+                self.levels[id(found)] = side_level(number)
         own = {id(row): own_interval(row, ELIMINATION_ALPHA / len(self.members))
                for row in self.members}
         lows = [found[0] for found in own.values() if found]
@@ -237,7 +237,7 @@ class Race:
         from theirs, at the level the comparison has (or will have once
         opened)."""
         level = (self.levels[id(found)] if found is not None
-                 else SIDE_BY_SIDE_ALPHA / 2 ** (len(self.levels) + 1))
+                 else side_level(len(self.levels) + 1))
         direct = ratio.side if ratio is not None else None
         logs = [math.log(x) for x in direct.values] if direct else []
         # No interval before first_bounded workers: the plan counts them.
@@ -250,6 +250,13 @@ class Race:
         part.beside = found.name if found is not None else beside_name(row.name,
                                                                        self.leader.model)
         return part
+
+
+def side_level(number):
+    """The one-sided level of a race's ``number``-th comparison side by
+    side, in the order they opened: SIDE_BY_SIDE_ALPHA / 2 ** number, which
+    sum to SIDE_BY_SIDE_ALPHA however many open."""
+    return SIDE_BY_SIDE_ALPHA / 2 ** number
 
 
 def joined(through, direct):
