@@ -303,6 +303,26 @@ def test_a_rival_near_the_leader_runs_beside_it():
     assert race.question("fastest", "w", "fastest").answered
 
 
+def test_comparisons_side_by_side_take_their_levels_in_the_order_they_opened():
+    """The j-th comparison side by side a race opened is held to 1% / 2^(j-1)
+    one-sided, by the round it first ran, whatever the file's order (a
+    file appended to keeps an earlier run's benchmarks first only while
+    this run has not added them again): the level of a comparison is fixed
+    when it opens, before its own data."""
+    from concbench.analysis.race import Race
+
+    leader, rival = rows_of_a_faster_rival("worker")
+    other = SimpleNamespace(**{**vars(rival), "name": "w/other", "model": "other",
+                               "position": 2})
+    first = SimpleNamespace(name="w/other beside lead", position=9, within_floor=0.01,
+                            paired_logs={3: -0.01, 4: -0.02})
+    later = SimpleNamespace(name="w/rival beside lead", position=8, within_floor=0.01,
+                            paired_logs={5: -0.01, 6: -0.02})
+    rival.beside_runs, other.beside_runs = {"lead": later}, {"lead": first}
+    race = Race([leader, rival, other])
+    assert race.levels == {id(first): pytest.approx(0.01), id(later): pytest.approx(0.005)}
+
+
 def test_the_control_joins_every_round_that_adds_to_a_row():
     rows = build_rows(file_of([1.3, 0.8, 1.1], 6))["w"]
     suite_rows = {"w": rows}

@@ -110,14 +110,16 @@ class Race:
         self.interval_alpha = 2 * self.alpha
         # {id(benchmark side by side): its one-sided level}: the j-th of
         # the race's comparisons side by side, in the order they were
-        # opened (the file's), at SIDE_BY_SIDE_ALPHA / 2 ** j.
+        # opened (their first round, then the file's order, which is the
+        # order the master added them in), at SIDE_BY_SIDE_ALPHA / 2 ** j.
         self.levels = {}
         if self.side_by_side:
             models = {row.model for row in self.members}
             opened = sorted((found for row in self.members
                              for leader, found in getattr(row, "beside_runs", {}).items()
                              if leader in models),
-                            key=lambda found: found.position)
+                            key=lambda found: (min(found.paired_logs, default=math.inf),
+                                               found.position))
             for number, found in enumerate(opened, start=1):
                 self.levels[id(found)] = side_level(number)
         own = {id(row): own_interval(row, ELIMINATION_ALPHA / len(self.members))
