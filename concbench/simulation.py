@@ -46,7 +46,7 @@ def sizes(rows, questions, remaining):
     found = {name: values_for(figures[name], between, demand, horizon)
              for name, demand in wanted.items() if name in figures}
     # A race's comparisons side by side: as many pairs as a worker may
-    # hold (calibration.beside_sizes).
+    # hold, as bench.py sizes them (calibration.beside_sizes).
     for name in filter(beside_of, wanted):
         ran = figures.get(name) or figures.get(beside_of(name)[0])
         found[name] = most_values(ran) if ran else int(MOST_WORKER_S / PAIR_S)
@@ -65,12 +65,9 @@ def cost_of(rows, pairs):
     """A benchmark's seconds in a round, by name: a worker's start, and its
     pairs (``pairs[name]``, 3 by default) or its one value."""
     def cost(name):
-        if beside_of(name):
+        if beside_of(name) or rows[name].pairing == IN_WORKER:
             return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
-        row = rows[name]
-        if row.pairing == IN_WORKER:
-            return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
-        return OVERHEAD_S + (VALUE_S if row.model != "sequential" else 10 * VALUE_S)
+        return OVERHEAD_S + (VALUE_S if rows[name].model != "sequential" else 10 * VALUE_S)
     return cost
 
 

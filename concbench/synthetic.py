@@ -182,12 +182,11 @@ def run_round(rows, names, number, noise, pairs, rng):
 
 def settle_all(rows):
     reference = rows["w/sequential"]
-    for row in [r for r in rows.values() if r.leader is not None]:
-        row.paired_logs, row.within_floor = units(row.groups)
-    for row in [r for r in rows.values() if r.leader is None]:
+    for row in rows.values():
         if row.pairing == IN_WORKER:
             row.paired_logs, row.within_floor = units(row.groups)
-        settle(row, reference)
+        if row.leader is None:      # not a comparison side by side
+            settle(row, reference)
     groups = {"w": [r for r in rows.values() if r.model != "control" and r.leader is None]}
     return groups, {"w": rows["w/control"]}
 

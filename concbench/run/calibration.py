@@ -137,9 +137,10 @@ def values_for(figures, between, demand, horizon=None, warmups=0):
 def beside_sizes(row, took=None):
     """The next worker of ``row``'s model run beside a race's leader
     (``schema.BESIDE``), from ``row``'s own figures (it runs the same
-    batches, beside another model's): its comparison's unit is the pair,
-    and a worker's start buys none, so as many pairs as ``most_values``
-    allows. None before ``row`` has run."""
+    batches, beside another model's): as many pairs as ``most_values``
+    allows, so that each worker's median, the comparison's unit, carries
+    as little of its pairs' spread as a worker holds. None before ``row``
+    has run."""
     f = Figures.of_row(row, took)
     if not f.pairs_s:
         return None

@@ -78,8 +78,9 @@ def run_matrix(runner, args, matrix, results, gil_check):
         "" if runner.args.verbose else "; -v shows pyperf's output"))
     master = Master(runner, args, matrix, results, progress, gil_check)
     last_task = {index: position for position, (_, index) in enumerate(tasks)}
+    base = base_count(matrix)
     for position, (round_number, index) in enumerate(tasks):
-        if round_number is not None and position % base_count(matrix) == 0:
+        if round_number is not None and position % base == 0:
             if round_number:
                 master.read(fixed_left=args.rounds - round_number)
             progress.round_starts(round_number, args.rounds)
@@ -186,22 +187,25 @@ class Master:
             self.warned.add(bench.name)
         self.progress.task_done(run, last)
 
-    def can_add(self, name):
-        """Whether ``name`` is a race's comparison side by side of two of
-        this run's benchmarks (``schema.beside_name``)."""
+    def beside_indexes(self, name):
+        """(the rival's index, the leader's) in the matrix when ``name`` is
+        a race's comparison side by side of two of this run's benchmarks
+        (``schema.beside_name``), else None."""
         found = beside_of(name)
         if found is None or found[0] not in self.order:
-            return False
-        rival = self.matrix[self.order[found[0]]]
-        return "%s/%s" % (rival.workload.label, found[1]) in self.order
+            return None
+        rival = self.order[found[0]]
+        other = self.order.get("%s/%s" % (self.matrix[rival].workload.label, found[1]))
+        return None if other is None else (rival, other)
+
+    def can_add(self, name):
+        return self.beside_indexes(name) is not None
 
     def add_beside(self, name):
         """Add the benchmark ``name`` (``can_add``) to the matrix: at its
         end, where every worker started from now on appends it too
         (--side-by-side), so that positions before it stay as they were."""
-        rival_name, leader = beside_of(name)
-        rival = self.order[rival_name]
-        other = self.order["%s/%s" % (self.matrix[rival].workload.label, leader)]
+        rival, other = self.beside_indexes(name)
         self.matrix.append(beside_bench(self.matrix[rival], self.matrix[other]))
         self.order[name] = len(self.matrix) - 1
         self.args.side_by_side = self.runner.args.side_by_side = ",".join(
