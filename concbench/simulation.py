@@ -22,8 +22,9 @@ import os
 import random
 import sys
 
+from concbench.run.added_rounds import side_round, side_workers
 from concbench.run.allocation import choose, demands, with_controls
-from concbench.run.calibration import MOST_WORKER_S, most_values, values_for
+from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
@@ -45,11 +46,12 @@ def sizes(rows, questions, remaining):
     horizon = remaining / max(1, len(wanted))
     found = {name: values_for(figures[name], between, demand, horizon)
              for name, demand in wanted.items() if name in figures}
-    # A race's comparisons side by side: as many pairs as a worker may
-    # hold, as bench.py sizes them (calibration.beside_sizes).
+    # A race's comparisons side by side: from their own runs once they
+    # ran, else from the rival's, as bench.py sizes them
+    # (calibration.beside_sizes).
     for name in filter(beside_of, wanted):
         ran = figures.get(name) or figures.get(beside_of(name)[0])
-        found[name] = most_values(ran) if ran else int(MOST_WORKER_S / PAIR_S)
+        found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
 
@@ -92,8 +94,11 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     preset = cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
-    spent, number, held = 2 * sum(preset(name) for name in rows), 2, True
-    while number < MOST_ROUNDS:
+    spent, number, held, pending = 2 * sum(preset(name) for name in rows), 2, True, {}
+    # Rounds of the matrix: the comparisons side by side's rounds of their
+    # own (added_rounds.side_round) are not counted against MOST_ROUNDS.
+    matrix = number
+    while matrix < MOST_ROUNDS:
         groups, controls = settle_all(rows)
         questions = all_questions(groups, controls)
         held = held and lower_ends_hold(next(q.race for q in questions if q.kind == "fastest"))
@@ -101,10 +106,15 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
         if not still:
             break
         pairs = sizes(rows, questions, budget - spent)
-        chosen, names, used = choose(still, cost_of(rows, pairs), budget - spent,
-                                     lambda found: with_controls(found, groups, controls))
-        if not chosen:
-            break
+        cost = cost_of(rows, pairs)
+        names, used = side_round(still, pending, cost, budget - spent)
+        if not names:
+            chosen, names, used = choose(still, cost, budget - spent,
+                                         lambda found: with_controls(found, groups, controls))
+            if not chosen:
+                break
+            pending = side_workers(chosen)
+            matrix += 1
         run_round(rows, sorted(names), number, noise, pairs, rng)
         spent += used
         number += 1
@@ -116,7 +126,7 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     count_right = (right_answer(count_race, max(series, key=lambda r: r.truth))
                    if count_race else None)
     return (rows["w/null"].verdict, rows["w/near"].verdict,
-            right_answer(race, rows["w/" + fastest]), held, number,
+            right_answer(race, rows["w/" + fastest]), held, matrix,
             not any(not q.answered for q in all_questions(groups, controls)), count_right,
             race.answered and (count_race is None or count_race.answered))
 

@@ -316,8 +316,8 @@ def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monke
     assert [r.model for r in race.named()] == ["lead", "close"]
     assert all(p.rows[1] is not far for p in race.question("fastest", "w", "f").parts)
     # Its own interval, as the race reads it, is at 99% / 3 two-sided.
-    own = race_module.own_interval(far, race_module.ELIMINATION_ALPHA / 3)
-    assert own[1] < race_module.own_interval(close, race_module.ELIMINATION_ALPHA / 3)[0]
+    own = race_module.own_interval(far, race_module.elimination_alpha(3))
+    assert own[1] < race_module.own_interval(close, race_module.elimination_alpha(3))[0]
     monkeypatch.setattr(race_module, "own_interval", lambda row, alpha: None)
     assert {r.model: s for r, _, s in Race([leader, far, close]).entries}["far"] == OPEN
 

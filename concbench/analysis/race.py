@@ -15,9 +15,10 @@ whose rounds the leader does not share, leaves at once. The 5% is split
 between the two, fixed in advance: 4% over the comparisons with the
 leader, each one-sided at 96% / (rows - 1) (the interval computed is the
 two-sided one at 92% / (rows - 1), of which only the lower end is read),
-and 1% (ELIMINATION_ALPHA) over the rows' own intervals, each at 99% /
-rows, two-sided; the true fastest is shown slower through them only
-if its own upper end or another row's lower end is wrong. The true
+and 1% (ELIMINATION_ALPHA) over the rows' own intervals, each end
+one-sided at 99% / rows (the two-sided interval at 98% / rows); the true
+fastest is shown slower through them only if its own upper end or
+another row's lower end is wrong, one end of each row. The true
 fastest is then left out of the answer, or more than 5% faster than the
 leader, with at most 5% chance, whenever the run stops (the intervals are
 confidence sequences). The rows not shown slower are named with the
@@ -26,28 +27,17 @@ two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
 import math
+from collections import Counter
 
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
-from concbench.analysis.stats import SAME_BAND, Ratio, ratio_of, verdict
+from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
+from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
 from concbench.schema import IN_WORKER, NONE, beside_name
 
 # The share of a race's 5% spent on its rows' own intervals against the
 # reference (the rest goes to the comparisons with the leader).
 ELIMINATION_ALPHA = 0.01
-# In a race of rows paired in their worker, the share of the comparisons'
-# 4% spent on the comparisons side by side (the rest goes through the
-# speedups): the first opened at half of it, the next at a quarter, ...
-SIDE_BY_SIDE_ALPHA = 0.02
-# A rival not told apart from the leader runs beside it once its time
-# reads within 10% of the leader's on the rounds they share (from the
-# preset's rounds on: through the speedups, a comparison among 17 rows
-# is unbounded up to its fourth round, which a default run on a slow day
-# hardly passes): one further behind is shown slower sooner through the
-# speedups, and would spend a comparison's share of the level for little.
-NEAR = 1.10
-
-
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
     by round: rows that ran different rounds are not ranked by their means
@@ -113,23 +103,27 @@ class Race:
         # opened (their first round, then the file's order, which is the
         # order the master added them in), at SIDE_BY_SIDE_ALPHA / 2 ** j.
         self.levels = {}
+        # How many of the race's comparisons side by side each model has.
+        self.sides = Counter()
         if self.side_by_side:
             models = {row.model for row in self.members}
-            opened = sorted((found for row in self.members
+            opened = sorted(((found, row.model, leader) for row in self.members
                              for leader, found in getattr(row, "beside_runs", {}).items()
                              if leader in models),
-                            key=lambda found: (min(found.paired_logs, default=math.inf),
-                                               found.position))
-            for number, found in enumerate(opened, start=1):
+                            key=lambda item: (min(item[0].paired_logs, default=math.inf),
+                                              item[0].position))
+            for number, (found, model, leader) in enumerate(opened, start=1):
                 self.levels[id(found)] = side_level(number)
-        own = {id(row): own_interval(row, ELIMINATION_ALPHA / len(self.members))
+                self.sides.update((model, leader))
+        own = {id(row): own_interval(row, elimination_alpha(len(self.members)))
                for row in self.members}
         lows = [found[0] for found in own.values() if found]
         # Rows whose own interval lies below another row's.
         self.behind = {key for key, found in own.items()
                        if found and lows and found[1] < max(lows)}
         # The row whose own interval is highest is never behind.
-        best = fastest([row for row in self.members if id(row) not in self.behind])
+        best = self.kept(fastest([row for row in self.members
+                                  if id(row) not in self.behind]))
         # A row shown faster than it on the rounds they share (they may
         # share other rounds than either shares with the reference) leads;
         # the entries are those against the last leader.
@@ -145,6 +139,27 @@ class Race:
             entries = self._entries(best)
         self.leader = best
         self.entries = entries
+
+    def kept(self, best):
+        """The leader the race keeps: ``best`` (the highest point), or a
+        row near it (not shown slower, within NEAR) that has run side by
+        side with more of the race's rows. A near tie's point estimates
+        trade places from round to round; a leader that followed them would
+        leave the comparisons run beside the last one unread, and open new
+        ones at ever smaller levels. Any row may lead: the answer names
+        every row not shown slower than the leader, whichever it is."""
+        if not self.sides:
+            return best
+        ahead = [row for row in self.members
+                 if self.sides[row.model] > self.sides[best.model]
+                 and id(row) not in self.behind]
+        near = []
+        for row in ahead:
+            ratio = self.ratio(row, best)
+            if ratio is not None and standing(ratio) != SLOWER and ratio.point <= NEAR:
+                near.append(row)
+        return max(near, key=lambda row: (self.sides[row.model], -row.position),
+                   default=best)
 
     def _entries(self, best):
         """[(row, its time over best's, its standing)] of every other row."""
@@ -254,29 +269,9 @@ class Race:
         return part
 
 
-def side_level(number):
-    """The one-sided level of a race's ``number``-th comparison side by
-    side, in the order they opened: SIDE_BY_SIDE_ALPHA / 2 ** number, which
-    sum to SIDE_BY_SIDE_ALPHA however many open."""
-    return SIDE_BY_SIDE_ALPHA / 2 ** number
-
-
-def joined(through, direct):
-    """The intersection of a comparison's interval through the speedups
-    and its interval side by side (each a confidence sequence at its own
-    share of the race's level, so the truth lies in both at once at their
-    sum); the point is the pairs' side by side. Either alone while the
-    other has no interval, and the side-by-side one should they not meet
-    (one has erred). ``side``: the side-by-side part."""
-    if direct is None:
-        return through
-    if direct.low is None or through is None or through.low is None:
-        found = through if direct.low is None and through is not None else direct
-    elif max(through.low, direct.low) > min(through.high, direct.high):
-        found = direct
-    else:
-        found = Ratio(direct.point, max(through.low, direct.low),
-                      min(through.high, direct.high), through.above, through.rounds,
-                      through.values, through.log_sd)
-    found.side = direct
-    return found
+def elimination_alpha(rows):
+    """The level of each row's own interval in a race of ``rows`` rows:
+    two-sided at twice ELIMINATION_ALPHA / rows, since the true fastest is
+    left out only through one end of each row's (its own upper, another's
+    lower), each one-sided at ELIMINATION_ALPHA / rows."""
+    return 2 * ELIMINATION_ALPHA / rows

@@ -57,7 +57,7 @@ class Ratio:
         self.values = list(values)
         self.log_sd = log_sd
         # A race's comparison: the part of it read side by side, if any
-        # (concbench.analysis.race.joined).
+        # (concbench.analysis.side_by_side.joined).
         self.side = None
 
     def includes_one(self):

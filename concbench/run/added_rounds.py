@@ -8,10 +8,42 @@ import math
 import time
 
 from concbench.analysis.comparisons import MOST_ROUNDS
-from concbench.run.allocation import (choose, hopeless, members, parts_of, plan_seconds,
-                                      planned)
+from concbench.run.allocation import (choose, hopeless, members, more_rounds, parts_of,
+                                      plan_seconds, planned)
 from concbench.run.progress import format_duration, say
 from concbench.units import count
+
+# A comparison side by side runs up to this many workers after a round
+# that chose it, in rounds of its own, back to back: its unit is the
+# worker, and at one worker a round of every open benchmark it would wait
+# four such rounds for the four workers its first interval needs.
+SIDE_WORKERS = 4
+
+
+def side_workers(chosen):
+    """{benchmark side by side: the workers it is to run in rounds of its
+    own, after the round that ran ``chosen``}: each comparison side by side
+    chosen up to SIDE_WORKERS in all, as many as it still likely needs."""
+    found = {}
+    for part in chosen:
+        if part.beside:
+            found[part.beside] = max(found.get(part.beside, 0),
+                                     min(SIDE_WORKERS, more_rounds(part)) - 1)
+    return {name: left for name, left in found.items() if left > 0}
+
+
+def side_round(still, pending, cost, remaining):
+    """(names, seconds) of the next round of comparisons side by side of
+    their own: those of ``still``'s open parts that ``pending``
+    (``side_workers``) still gives a worker, if all fit in ``remaining``
+    seconds; (set(), 0) when none is left or they do not fit."""
+    names = {part.beside for part in parts_of(still) if pending.get(part.beside, 0) > 0}
+    seconds = sum(cost(name) for name in names)
+    if not names or seconds > remaining:
+        return set(), 0.0
+    for name in names:
+        pending[name] -= 1
+    return names, seconds
 
 
 def still_needs(still, cost, joined=lambda names: names):
@@ -60,7 +92,7 @@ def add_rounds(master, allocation):
     knows the suite, the start, the rounds so far and what each
     benchmark's worker last took (``took``, by name)."""
     plan = allocation.plan
-    extra = []
+    extra, pending = [], {}
     while True:
         elapsed = time.monotonic() - master.start
         rounds = master.rounds_done()
@@ -76,7 +108,17 @@ def add_rounds(master, allocation):
             return
         remaining = plan.max_time - elapsed
         cost = allocation.cost(master.took_by_name())
+        names, spent = side_round(still, pending, cost, remaining)
+        if names:
+            indexes = sorted(master.order[name] for name in names)
+            extra.append(indexes)
+            say("round %d (added, side by side): %s; about %s; %s left of %s" % (
+                rounds + 1, ", ".join(sorted(names)), format_duration(spent),
+                format_duration(max(0, remaining)), format_duration(plan.max_time)))
+            master.add_round(indexes, extra)
+            continue
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
+        pending = side_workers(chosen)
         if not chosen:
             say("time budget (%s) spent after %s: still open: %s; %s" % (
                 format_duration(plan.max_time), count(rounds, "rounds"), describe(still),

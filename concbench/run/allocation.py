@@ -184,8 +184,10 @@ def demands(questions):
     for question in questions:
         if question.answered or question.room <= 0:
             continue
+        # A comparison side by side has one unit a worker, as a row has.
         demand = calibration.Demand(question.room, question.alpha, question.rounds,
-                                    1 if question.kind in ("row", "control") else 2)
+                                    1 if question.kind in ("row", "control")
+                                    or question.beside else 2)
         for name in members(question):
             found[name] = demand.harder(found.get(name))
     return found
@@ -247,14 +249,17 @@ class Allocation:
         self.sizes = calibration.plan_sizes(rows, took, wanted,
                                             remaining, *self.fixed, round_budget=budget)
         by_name = {row.name: row for group in self.groups.values() for row in group}
+        horizon = None if remaining is None else remaining / max(1, len(wanted))
         for name in filter(beside_of, wanted):
             # A race's comparison side by side: from its own runs once it
             # has some, else from its model's row.
             own, leader = beside_of(name)
             rival = by_name.get(own)
-            ran = rival.beside_runs.get(leader) if rival is not None else None
-            sizes = ((ran and calibration.beside_sizes(ran, took.get(name)))
-                     or (rival and calibration.beside_sizes(rival, took.get(own))))
+            if rival is None:
+                continue
+            ran = rival.beside_runs.get(leader)
+            sizes = calibration.beside_sizes(ran or rival, took.get(name if ran else own),
+                                             rival, wanted[name], horizon)
             if sizes:
                 self.sizes[name] = sizes
 

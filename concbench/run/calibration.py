@@ -134,18 +134,21 @@ def values_for(figures, between, demand, horizon=None, warmups=0):
     return best[1]
 
 
-def beside_sizes(row, took=None):
-    """The next worker of ``row``'s model run beside a race's leader
-    (``schema.BESIDE``), from ``row``'s own figures (it runs the same
-    batches, beside another model's): as many pairs as ``most_values``
-    allows, so that each worker's median, the comparison's unit, carries
-    as little of its pairs' spread as a worker holds. None before ``row``
+def beside_sizes(ran, took, rival, demand=None, horizon=None):
+    """The next worker of a race's comparison side by side
+    (``schema.BESIDE``): from the figures of its own runs (``ran``), or
+    before it ran, of the rival's row (the same batches, beside the
+    reference's); its spread between workers from the rival's row. Sized as
+    a row's worker is (``values_for``, for the comparison's ``demand``):
+    its unit is the worker's median, as a row's is. None before the rival
     has run."""
-    f = Figures.of_row(row, took)
+    f = Figures.of_row(ran, took)
     if not f.pairs_s:
         return None
+    between = Figures.of_row(rival).between_variance() if ran is not rival else None
+    between = max(0.0, between if between is not None else f.between_variance() or 0.0)
     warmups = int(f.keeps_warmup())
-    values = most_values(f)
+    values = values_for(f, between, demand, horizon, warmups)
     return Sizes(values, warmups, f.seconds(values, warmups))
 
 

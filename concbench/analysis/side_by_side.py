@@ -1,0 +1,45 @@
+"""A race's comparisons side by side: a rival and the leader run in one
+worker, their batches paired (``schema.BESIDE``), and read at levels
+fixed in advance (``concbench.analysis.race`` reads them)."""
+
+from concbench.analysis.stats import Ratio
+
+# In a race of rows paired in their worker, the share of the comparisons'
+# 4% spent on the comparisons side by side (the rest goes through the
+# speedups): the first opened at half of it, the next at a quarter, ...
+SIDE_BY_SIDE_ALPHA = 0.02
+# A rival not told apart from the leader runs beside it once its time
+# reads within 10% of the leader's on the rounds they share (from the
+# preset's rounds on: through the speedups, a comparison among 17 rows
+# is unbounded up to its fourth round, which a default run on a slow day
+# hardly passes): one further behind is shown slower sooner through the
+# speedups, and would spend a comparison's share of the level for little.
+NEAR = 1.10
+
+
+def side_level(number):
+    """The one-sided level of a race's ``number``-th comparison side by
+    side, in the order they opened: SIDE_BY_SIDE_ALPHA / 2 ** number, which
+    sum to SIDE_BY_SIDE_ALPHA however many open."""
+    return SIDE_BY_SIDE_ALPHA / 2 ** number
+
+
+def joined(through, direct):
+    """The intersection of a comparison's interval through the speedups
+    and its interval side by side (each a confidence sequence at its own
+    share of the race's level, so the truth lies in both at once at their
+    sum); the point is the pairs' side by side. Either alone while the
+    other has no interval, and the side-by-side one should they not meet
+    (one has erred). ``side``: the side-by-side part."""
+    if direct is None:
+        return through
+    if direct.low is None or through is None or through.low is None:
+        found = through if direct.low is None and through is not None else direct
+    elif max(through.low, direct.low) > min(through.high, direct.high):
+        found = direct
+    else:
+        found = Ratio(direct.point, max(through.low, direct.low),
+                      min(through.high, direct.high), through.above, through.rounds,
+                      through.values, through.log_sd)
+    found.side = direct
+    return found
