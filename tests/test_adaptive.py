@@ -323,6 +323,58 @@ def test_comparisons_side_by_side_take_their_levels_in_the_order_they_opened():
     assert race.levels == {id(first): pytest.approx(0.01), id(later): pytest.approx(0.005)}
 
 
+def test_a_comparison_side_by_side_runs_its_next_workers_in_rounds_of_its_own():
+    """A part side by side that a round chose, after 1 of the 5 workers it
+    needs, runs 3 more right after, in rounds of its own (4 in all, up to
+    SIDE_WORKERS), each only if it fits in the time left and only while
+    it is open; a part that needs one more worker runs none of its own."""
+    near = Q("near", 1, 5, ["w/a"])
+    near.beside = "w/a beside lead"
+    last = Q("last", 3, 4, ["w/b"])
+    last.beside = "w/b beside lead"
+    pending = added_rounds.side_workers([near, last, Q("row", 2, 3, ["w/c"])])
+    assert pending == {"w/a beside lead": 3}
+    cost = {"w/a beside lead": 4.0}.get
+    assert added_rounds.side_round([near], pending, cost, 3.0) == (set(), 0.0)
+    assert pending == {"w/a beside lead": 3}
+    for _ in range(2):
+        assert added_rounds.side_round([near, last], pending, cost, 60.0) == (
+            {"w/a beside lead"}, 4.0)
+    # Answered after 3 workers: its last one does not run.
+    assert added_rounds.side_round([last], pending, cost, 60.0) == (set(), 0.0)
+    assert added_rounds.side_round([near], {"w/a beside lead": 0}, cost, 60.0) == (set(), 0.0)
+
+
+def test_a_race_keeps_a_leader_that_ran_side_by_side():
+    """A near tie: "lead" ran beside "b", and "a", which has run beside no
+    row, now reads 1% ahead of it through the speedups. The race keeps
+    "lead" as its leader (not told apart from "a", within 10% of it), and
+    reads its comparison with "b" side by side; following the point
+    estimate, it would lead with "a" and leave that comparison unread."""
+    from concbench.analysis.race import Race
+
+    def row(name, position, speedup):
+        rnd = random.Random(name)
+        speedups = {r: speedup * math.exp(rnd.gauss(0, 0.05)) for r in range(5)}
+        return SimpleNamespace(name="w/" + name, model=name, position=position,
+                               pairing="worker", speedup=None, mean=None,
+                               within_floor=0.05, reference=None, beside_runs={},
+                               by_round={}, speedups=lambda: speedups)
+    lead, a, b = row("lead", 0, 2.0), row("a", 1, 2.0), row("b", 2, 1.98)
+    for found in (lead, a, b):
+        found.speedup = math.exp(statistics.fmean(map(math.log, found.speedups().values())))
+        found.mean = 1 / found.speedup
+    lead.speedup, a.speedup = 2.00, 2.02
+    rnd = random.Random(7)
+    b.beside_runs = {"lead": SimpleNamespace(
+        name="w/b beside lead", position=3, within_floor=0.01,
+        paired_logs={r: -0.01 + rnd.gauss(0, 0.005) for r in range(2, 8)})}
+    race = Race([lead, a, b])
+    assert race.leader is lead
+    by_row = dict((row.model, ratio) for row, ratio, _ in race.entries)
+    assert by_row["b"].side is not None and by_row["a"].side is None
+
+
 def test_the_control_joins_every_round_that_adds_to_a_row():
     rows = build_rows(file_of([1.3, 0.8, 1.1], 6))["w"]
     suite_rows = {"w": rows}
