@@ -48,9 +48,11 @@ def sizes(rows, questions, remaining):
              for name, demand in wanted.items() if name in figures}
     # A race's comparisons side by side: from their own runs once they
     # ran, else from the rival's, as bench.py sizes them
-    # (calibration.beside_sizes).
+    # (calibration.beside_sizes); for the reference, unpaired, from the
+    # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
-        ran = figures.get(name) or figures.get(beside_of(name)[0])
+        own, leader = beside_of(name)
+        ran = figures.get(name) or figures.get(own) or figures.get("w/" + leader)
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
@@ -187,15 +189,15 @@ def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
             for position, cell in enumerate(cells)}
 
 
-def report(trials, seed, out=sys.stdout, processes=1, worlds=WORLDS):
+def report(trials, seed, out=sys.stdout, processes=1, worlds=WORLDS, budget=BUDGET_S):
     print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
-          "and allocation within %g s (seed %d):" % (trials, BUDGET_S, seed), file=out)
+          "and allocation within %g s (seed %d):" % (trials, budget, seed), file=out)
     print("  world     noise           sd     1.00x faster/slower  1.08x same  "
           "fastest wrong  best count wrong  a lower end wrong  all answered  "
           "races answered  median rounds", file=out)
     for truths in worlds:
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
-                                             truths=truths).items():
+                                             truths=truths, budget=budget).items():
             print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
                   "%11.1f%%  %13.1f%%  %13d" % (
                       truths, kind, sd, 100 * rates.null, 100 * rates.near,
@@ -213,11 +215,18 @@ def main(argv=None):
                         help="processes to share the runs (default: one per CPU)")
     parser.add_argument("--world", action="append", choices=sorted(WORLDS),
                         help="a world of known truth to run (repeatable; default: all)")
+    parser.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
+                        help="each run's budget, its preset's two rounds included "
+                        "(default: %(default)g; 100 spends a round of these 8 rows as "
+                        "a default run's 64 benchmarks spend theirs, about 38%% of it "
+                        "on the preset's rounds)")
     args = parser.parse_args(argv)
+    if args.budget <= 0:
+        parser.error("--budget: more than 0 seconds")
     if args.trials < 10:
         parser.error("--trials: at least 10")
     report(args.trials, args.seed, processes=args.processes,
-           worlds=args.world or list(WORLDS))
+           worlds=args.world or list(WORLDS), budget=args.budget)
     return 0
 
 
