@@ -38,6 +38,8 @@ from concbench.schema import IN_WORKER, NONE, beside_name
 # The share of a race's 5% spent on its rows' own intervals against the
 # reference (the rest goes to the comparisons with the leader).
 ELIMINATION_ALPHA = 0.01
+
+
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
     by round: rows that ran different rounds are not ranked by their means

@@ -110,7 +110,7 @@ def add_rounds(master, allocation):
         cost = allocation.cost(master.took_by_name())
         names, spent = side_round(still, pending, cost, remaining)
         if names:
-            indexes = sorted(master.order[name] for name in names)
+            indexes = sorted(master.order[name] for name in names if name in master.order)
             extra.append(indexes)
             say("round %d (added, side by side): %s; about %s; %s left of %s" % (
                 rounds + 1, ", ".join(sorted(names)), format_duration(spent),

@@ -145,8 +145,8 @@ def beside_sizes(ran, took, rival, demand=None, horizon=None):
     f = Figures.of_row(ran, took)
     if not f.pairs_s:
         return None
-    between = Figures.of_row(rival).between_variance() if ran is not rival else None
-    between = max(0.0, between if between is not None else f.between_variance() or 0.0)
+    between = (f if ran is rival else Figures.of_row(rival)).between_variance()
+    between = max(0.0, between or 0.0)
     warmups = int(f.keeps_warmup())
     values = values_for(f, between, demand, horizon, warmups)
     return Sizes(values, warmups, f.seconds(values, warmups))
