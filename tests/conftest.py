@@ -36,6 +36,19 @@ def skip_or_fail(reason):
     pytest.skip(reason)
 
 
+def need_open_files(count):
+    """Raise this process's soft limit on open files to its hard limit, as
+    bench.py and the load server do for themselves; a hard limit too low
+    for ``count`` sockets (and what pytest holds) skips, or fails under
+    .ci/run, naming it."""
+    from concbench.servers import raise_nofile_limit
+
+    hard = raise_nofile_limit()
+    if hard is not None and hard < count + 200:
+        skip_or_fail("%d sockets need more open files than the hard limit here, %d "
+                     "(ulimit -Hn)" % (count, hard))
+
+
 def default_sigint():
     """preexec_fn for a child that a test interrupts: SIGINT as in a
     terminal's foreground job. A shell that runs the suite in the background

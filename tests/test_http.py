@@ -14,7 +14,7 @@ import pytest
 
 from concbench import models
 from concbench import workloads
-from conftest import BENCH, TINY_RUNNER, default_sigint, run_bench
+from conftest import BENCH, TINY_RUNNER, default_sigint, need_open_files, run_bench
 from concbench.servers.process import LocalServer
 from test_workloads_models import imported_by_a_first_batch
 
@@ -109,6 +109,8 @@ def test_server_serves_5000_concurrent_connections(server):
     (the server's own count of /work requests waiting), so none waited for
     another's connection to close."""
     import aiohttp
+
+    need_open_files(5000)
 
     async def main():
         connector = aiohttp.TCPConnector(limit=0)

@@ -13,7 +13,7 @@ import psutil
 import pyperf
 import pytest
 
-from conftest import BENCH, ROOT, TINY_RUNNER, default_sigint, run_bench
+from conftest import BENCH, ROOT, TINY_RUNNER, default_sigint, need_open_files, run_bench
 from test_http import run_http
 
 
@@ -162,6 +162,7 @@ def test_thousand_threads_and_ten_thousand_requests_without_failure():
     import urllib.request
 
     from concbench.servers.process import LocalServer
+    need_open_files(10000)
     for kind, held in (("aiohttp", 100.0), ("granian", 8000.0)):
         server = LocalServer(env={"CONCBENCH_SERVER": kind})
         url = server.start()
