@@ -5,6 +5,7 @@ runs them as tasks on a new loop; results are put back in item order. The
 loop type is part of the name ("hybrid-4" on asyncio, "hybrid-4-uvloop").
 """
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from concbench import schema
@@ -63,7 +64,15 @@ class Hybrid(Model):
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
             futures = [pool.submit(self._run_share, async_fn, share, barrier)
                        for share in shares]
-            share_results = [future.result() for future in futures]
+        # A loop that failed broke the barriers for the others: its own
+        # exception (a refused connection) is the cause, not their
+        # BrokenBarrierError.
+        failed = [future.exception() for future in futures if future.exception()]
+        cause = next((error for error in failed
+                      if not isinstance(error, threading.BrokenBarrierError)), None)
+        if cause is not None:
+            raise cause
+        share_results = [future.result() for future in futures]
         return interleaved(share_results, len(items))
 
 
