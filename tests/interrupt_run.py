@@ -230,10 +230,12 @@ def main(spec):
         proc = subprocess.Popen([sys.executable, BENCH] + spec["args"], cwd=workdir,
                                 stdout=subprocess.DEVNULL, stderr=stderr,
                                 start_new_session=True, preexec_fn=disposition)
-    sent, killed = [], None
+    sent, killed, server_before = [], None, []
     for moment in spec.get("moments", []):
         if not wait_for(moment, start, proc, workdir):
             break
+        # Whether the load server was running when the signal was sent.
+        server_before.append(any(is_server(c) for _, c in alive_descendants()))
         killed = send(proc, signum, spec["target"])
         sent.append(round(time.monotonic() - start, 3))
     if spec.get("every"):
@@ -290,6 +292,7 @@ def main(spec):
             invalid = "%s: %s" % (type(exc).__name__, exc)
     return {"status": proc.returncode, "sent": sent, "hung": hung,
             "took": round(ended - start, 3), "server_gone": server_gone,
+            "server_before": server_before,
             "left_at_2": left_at_2 or [], "gone": gone, "worker_killed": killed,
             "left": [c for _, c in left], "names": names, "invalid": invalid,
             "temporary": [n for n in os.listdir(workdir) if n.startswith(".out.json.")],
