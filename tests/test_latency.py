@@ -189,6 +189,39 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     assert "rate sweep sleep" in text
 
 
+def test_the_knee_is_the_first_rate_a_model_fell_behind_at():
+    """Known latencies at each rate (the sweep above reads a real run, where
+    a busy machine may delay asyncio's batch past the bound): sequential
+    keeps up with none; asyncio up to 400/s and not at 1,600/s, its knee,
+    then again at 6,400/s (named, not counted); threads-2 at every rate
+    but 100/s, where it fell behind the arrivals (its p99 within the
+    bound: the rate it achieved is what tells)."""
+    from types import SimpleNamespace
+
+    from concbench import schema as K
+    from concbench.analysis.latencies import sweep_lines
+
+    p99 = {"sequential": {25: 0.16, 100: 0.6, 400: 0.6, 1600: 0.6, 6400: 0.6},
+           "asyncio": {25: 0.05, 100: 0.05, 400: 0.06, 1600: 0.2, 6400: 0.07},
+           "threads-2": {25: 0.05, 100: 0.05, 400: 0.05, 1600: 0.05, 6400: 0.05}}
+    groups = {}
+    for model, by_rate in p99.items():
+        for rate, seconds in by_rate.items():
+            achieved = rate / 2 if (model, rate) == ("threads-2", 100) else rate
+            row = SimpleNamespace(
+                ours=True, workload="sleep@%d" % rate, model=model,
+                meta={"rate": rate, "latency_ms": 50.0},
+                runs=[{K.ARRIVAL_RATE_ACHIEVED: achieved}],
+                latency=SimpleNamespace(percentile=lambda share, s=seconds: s))
+            groups.setdefault(row.workload, []).append(row)
+    [line] = sweep_lines(groups)
+    assert line == (
+        "rate sweep sleep at 25, 100, 400, 1600, 6400/s: the highest rate kept up "
+        "with a p99 within 100 ms: sequential none (knee 25/s); asyncio 400/s "
+        "(knee 1600/s; kept up again at 6400/s); threads-2 25/s (knee 100/s; kept "
+        "up again at 400/s, 1600/s, 6400/s)"), line
+
+
 @pytest.mark.parametrize("value, said", [
     ("0", "--rate: 0 is not a rate above 0 items per second"),
     ("-5", "--rate: -5 is not a rate above 0 items per second"),
