@@ -43,6 +43,7 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
         return sum(meta["cpu_tree"] for meta in found[name])
     fork, forkserver = (cpu("rotate/processes-2-chunk-4"),
                         cpu("rotate/processes-2-chunk-4-forkserver"))
+    print("forkserver pool's CPU over the forked pool's: %.2f" % (forkserver / fork))
     assert 0.9 <= forkserver / fork <= 2.5, (fork, forkserver)
     assert all(meta["cpu_complete"] == "yes" for runs in found.values() for meta in runs)
     report = run(["-m", "concbench.report", "r.json", "--format", "json"], tmp_path)
@@ -96,6 +97,7 @@ def test_tree_cpu_equals_what_the_pool_processes_used(tmp_path, method):
     proc = run([script, method], tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     counted, own = json.loads(proc.stdout)
+    print("%s: tree CPU %.3f s, the pool processes' own %.3f s" % (method, counted, own))
     assert own * 0.95 - 0.02 <= counted <= own + 0.15, (counted, own)
 
 
@@ -112,6 +114,10 @@ def test_pool_processes_of_a_short_batch_are_seen(tmp_path):
     found = runs_of(tmp_path / "s.json")
     for name, pool in (("encode/processes-2-chunk-50", 2),
                        ("encode/processes-4-chunk-50", 4)):
+        print("%s: processes %s, MiB added %s" % (
+            name, [meta["processes_peak"] for meta in found[name]],
+            [round((meta["mem_tree_peak"] - meta["mem_tree_base"]) / 2 ** 20, 1)
+             for meta in found[name]]))
         for meta in found[name]:
             assert meta["processes_peak"] >= pool + 1, (name, meta)
             added = meta["mem_tree_peak"] - meta["mem_tree_base"]

@@ -83,9 +83,11 @@ def test_every_model_records_every_item(closed):
     sleep = rows["sleep/sequential"]
     # Each item waits its own sleep, 2 +- 1 ms, and what sleeping and a
     # busy machine's scheduling add, far from the 400 ms a batch of 200
-    # takes: latencies timed from the batch's start would be 100 times more.
-    assert 1.6e-3 < sleep["latency_p50_s"] < 6e-3
-    assert sleep["latency_p99_s"] < 30e-3
+    # takes: latencies timed from the batch's start would be half the
+    # batch at the median and all of it at p99. Bounded by this run's own
+    # batch, which a busy machine stretches as it stretches the items.
+    assert 1.6e-3 < sleep["latency_p50_s"] < sleep["mean_s"] / 20, sleep
+    assert sleep["latency_p99_s"] < sleep["mean_s"] / 4, sleep
     assert sleep["latency_items"] == 4 * 200
     # Handed every item at once, the thread pool's items queue for 4
     # threads: their latency runs from the batch's start, up to its end.
@@ -128,7 +130,10 @@ def test_open_loop_at_a_rate_below_and_above_capacity(tmp_path):
     own 10 ms from its arrival; sequential can serve 100/s and keeps up too
     (a rate 4 times below what it serves, so that a busy machine's pauses
     do not make it fall behind); at 400/s, 4 times above, sequential falls
-    behind and is flagged overloaded."""
+    behind and is flagged overloaded, and asyncio, whose sleeps overlap,
+    keeps up: 200 items there, half a second of schedule, so that a
+    throttled CPU's pauses of tens of milliseconds fall on the first and
+    the last quarters alike and do not read as lateness that grows."""
     proc = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
                       "--items", "20", "--latency-ms", "10", "--jitter-ms", "0",
                       "--rate", "25/s", "-p", "1", "-n", "1", "-w", "1",
@@ -138,21 +143,22 @@ def test_open_loop_at_a_rate_below_and_above_capacity(tmp_path):
     assert set(rows) == {"sleep@25/s/sequential", "sleep@25/s/asyncio"}
     for row in rows.values():
         assert "overloaded" not in row["flags"]
-        # Its own 10 ms, not a queue's multiples of it.
-        assert 9e-3 < row["latency_p50_s"] < 30e-3
+        # Its own 10 ms, not a queue's multiples of it nor the time since
+        # the batch began (half the batch at the median).
+        assert 9e-3 < row["latency_p50_s"] < row["mean_s"] / 4, row
         # The batch lasts as long as the schedule: 20 items at 25/s, the
         # last due at 0.76 s.
         assert 0.77 - 0.01 < row["mean_s"] < 0.77 + 0.2
     proc = run_bench(["--workload", "sleep", "--model", "sequential,asyncio",
-                      "--items", "20", "--latency-ms", "10", "--jitter-ms", "0",
+                      "--items", "200", "--latency-ms", "10", "--jitter-ms", "0",
                       "--rate", "400", "-p", "1", "-n", "1", "-w", "1",
                       "--no-control", "-o", "o.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = rows_of(document(tmp_path, "o.json"))
     assert "overloaded" in rows["sleep@400/s/sequential"]["flags"]
     assert "overloaded" not in rows["sleep@400/s/asyncio"]["flags"]
-    # Its items queue: the last waits about 20 x 10 ms - 20 x 2.5 ms.
-    assert rows["sleep@400/s/sequential"]["latency_max_s"] > 0.1
+    # Its items queue: the last waits about 200 x 10 ms - 200 x 2.5 ms.
+    assert rows["sleep@400/s/sequential"]["latency_max_s"] > 1.0
 
 
 def test_a_rate_sweep_names_each_models_knee(tmp_path):
@@ -352,9 +358,12 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
     assert all(started is None for _, started, _ in stamped)
     if model.concurrency is None:
         # Every item in progress from the start: each ends after its own
-        # sleep, and items that sleep longer end later.
+        # sleep, and items that sleep longer end later (run one after
+        # another, they would end in the list's order, the 60 ms one
+        # first; the loop fires its timers by deadline, so a busy
+        # machine's pauses delay them all without reordering them).
         for ms, ended in zip(items, ends):
-            assert ms / 1000 - EARLY <= ended - batch.began < ms / 1000 + 0.05, (ms, ends)
+            assert ms / 1000 - EARLY <= ended - batch.began, (ms, ends)
         order = sorted(range(len(items)), key=lambda index: items[index])
         assert [ends[index] for index in order] == sorted(ends)
 
@@ -500,8 +509,10 @@ def test_a_serial_loop_times_one_cheap_item_in_every(loop):
     expected = len(items) / every
     assert 0.6 * expected < len(timed) < 1.4 * expected, (len(timed), every)
     assert all(started <= ended for started, ended in timed)
-    # Each timed item's own call: from just before it to just after it.
-    assert max(ended - started for started, ended in timed) < 0.05
+    # Each timed item's own call, from just before it to just after it: in
+    # a serial loop, each starts after the one timed before it ended (timed
+    # from the batch's start, they would all overlap).
+    assert all(before[1] <= after[0] for before, after in zip(timed, timed[1:]))
 
 
 def _nothing(item):

@@ -72,6 +72,7 @@ def measure(model_name):
 @pytest.mark.parametrize("model_name", ["processes-2-chunk-1", "threads-2"])
 def test_two_workers_touching_200_mib_show_400_mib(model_name):
     figures = measure(model_name)
+    print("%s: %s" % (model_name, figures))
     assert figures["mem_method"] == "pss"
     assert figures["mem_tree_peak"] - figures["mem_tree_base"] >= 2 * TOUCH * 0.95
     assert figures["mem_tree_peak"] >= 2 * TOUCH
@@ -84,6 +85,7 @@ def test_two_workers_touching_200_mib_show_400_mib(model_name):
 
 def test_sequential_shows_no_more_than_it_uses():
     figures = measure("sequential")
+    print("sequential: %s" % figures)
     added = figures["mem_tree_peak"] - figures["mem_tree_base"]
     assert TOUCH * 0.95 <= added <= TOUCH + 30 * MIB
     assert figures["processes_peak"] == 1 + figures["helpers"]
@@ -117,6 +119,7 @@ def test_forked_workers_share_their_parents_pages():
     hook.teardown(figures)
     # The pool starts workers as items arrive; most of the 32 start.
     workers = figures["processes_peak"] - 1
+    print("32 forked workers: %s" % figures)
     assert workers >= 8, figures
     # Each worker adds the pages it copies, a few MiB; counting each new
     # worker's PSS at its start counted the shared pages again (720 MiB).

@@ -497,8 +497,8 @@ def in_the_copy():
 
 @workload("lopsided", items=numbers, count=16)
 def item(number):
-    """25% slower in a forked copy than in the worker it was forked from."""
-    time.sleep(0.0025 if in_the_copy() else 0.002)
+    """Twice as slow in a forked copy as in the worker it was forked from."""
+    time.sleep(0.004 if in_the_copy() else 0.002)
     return number
 '''
 
@@ -506,10 +506,11 @@ def item(number):
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="the reference's process is forked on Linux only")
 def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
-    """A forked copy made 25% slower than its worker: the control, the
+    """A forked copy made twice as slow as its worker: the control, the
     reference against itself, reads each run's lopsided ratio (the copy's
     side slower), but its runs alternate sides and their speedup stays
-    near 1. With the model always in the worker it read 1.24x."""
+    near 1. With the model always in the worker it reads 2x (1.24x when
+    the copy was 25% slower, an effect a busy machine's sleeps blurred)."""
     proc = run_plugin(tmp_path, "lopsided", LOPSIDED, "--model", "sequential",
                       "-p", "4", "-n", "5", "-w", "0", "--quiet", "-o", "l.json")
     assert proc.returncode == 0, proc.stderr
@@ -522,12 +523,12 @@ def test_a_copy_slower_than_its_worker_is_not_a_bias_of_the_control(tmp_path):
         sides.setdefault(meta["model_process"], []).append(ratio)
     # The reference's batch over the control's: slower in the copy (a
     # throttled CPU can stall one batch of a pair by tens of ms: medians).
-    assert statistics.median(sides.get("worker", [2])) > 1.1, sides
-    assert statistics.median(sides.get("forked", [0.5])) < 1 / 1.1, sides
+    assert statistics.median(sides.get("worker", [4])) > 1.5, sides
+    assert statistics.median(sides.get("forked", [0.25])) < 1 / 1.5, sides
     proc = run([str(ROOT / "report.py"), "l.json", "--format", "json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     control = json.loads(proc.stdout)["workloads"]["lopsided"]["control"]
-    assert 0.9 < control["speedup"] < 1.1, (control, sides)
+    assert 0.8 < control["speedup"] < 1.25, (control, sides)
     assert control["verdict"] in ("same", "undecided"), control
     assert sorted(sides) == ["forked", "worker"] and len(sides["worker"]) == 2, sides
 
