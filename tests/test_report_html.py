@@ -11,7 +11,6 @@ import pyperf
 import pytest
 
 from concbench.report.columns import ON_PAGE
-from concbench.report.render_text import comparison_cells
 from conftest import ROOT, run
 
 REPORT = str(ROOT / "report.py")
@@ -101,9 +100,11 @@ def test_every_table_number_matches_the_json_document(small_page):
     for cells in body:
         row = by_name[cells[0][0]]
         assert [key for _, key, _ in cells] == [c.key for c in ON_PAGE]
-        for (text, key, value), column in zip(cells, ON_PAGE):
+        for text, key, value in cells:
             assert json.loads(value) == row[key], (row["benchmark"], key)
-            assert text == column.page(row), (row["benchmark"], key)
+            # The text is checked against pyperf's figures in the next test.
+            assert (text.strip() != "") == (row[key] not in (None, "", [])) or \
+                key == "speedup_rounds_faster", (row["benchmark"], key, text)
     assert page.headers[0] == [c.title for c in ON_PAGE]
     # Takeaways and charts: each workload's, drawn.
     said = [t for entry in document["workloads"].values() for t in entry["takeaways"]]
@@ -157,6 +158,13 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(small_page):
         name, meta = bench.get_name(), bench.get_metadata()
         row = cells[name]
         assert row["mean_s"][1] == pytest.approx(bench.mean(), rel=1e-9), name
+        # The visible text: three significant digits of pyperf's mean and
+        # standard deviation, and the items per second rounded.
+        assert seconds_of(row["mean_s"][0]) == pytest.approx(bench.mean(), rel=0.01), name
+        assert seconds_of(row["mean_s"][0].split("+-")[1].strip()) == pytest.approx(
+            bench.stdev(), rel=0.01), name
+        assert float(row["items_per_s"][0]) == pytest.approx(
+            meta["items_per_batch"] / bench.mean(), abs=0.51), name
         assert row["failures"][1] == sum(run.get_metadata().get("failures", 0)
                                          for run in bench.get_runs()), name
         assert row["items_per_s"][1] == pytest.approx(
@@ -192,18 +200,40 @@ def test_the_page_stands_alone_and_carries_its_files(tmp_path, small_page):
         assert html.escape(line.strip().partition(": ")[2]) in path.read_text()
 
 
+def seconds_of(text):
+    """The seconds a time written as "1.2 ms" or "1.2 ms +- 194 us" says."""
+    number, unit = text.split()[:2]
+    return float(number) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
 def test_a_comparison_page(tmp_path):
+    """Each file's time on the page, both its hidden value and its text,
+    against pyperf's own mean and standard deviation of that file's
+    benchmark; a benchmark missing from a file has empty cells there."""
     page, document, _ = page_and_document(tmp_path, SMALL, SLOW)
+    suites = [pyperf.BenchmarkSuite.load(path) for path in (SMALL, SLOW)]
     records = {r["benchmark"]: r for r in document["benchmarks"]}
     body = [cells for table in page.tables for cells in table if cells]
     assert len(body) == len(records)
+    seen = 0
     for cells in body:
-        record = records[cells[0][0]]
-        assert [text for text, _, _ in cells[1:]] == comparison_cells(record)
-        for _, key, value in cells[1:]:
-            if key:
-                index, _, name = key.partition(":")
-                assert json.loads(value) == record["files"][int(index)].get(name)
+        name = cells[0][0]
+        by_key = {key: (text, value) for text, key, value in cells[1:] if key}
+        for index, suite in enumerate(suites):
+            if name not in suite.get_benchmark_names():
+                assert "%d:mean_s" % index not in by_key, name
+                continue
+            bench = suite.get_benchmark(name)
+            text, value = by_key["%d:mean_s" % index]
+            assert json.loads(value) == pytest.approx(bench.mean(), rel=1e-9), name
+            # Three significant digits: within half a unit of the last.
+            assert seconds_of(text) == pytest.approx(bench.mean(), rel=0.01), (name, text)
+            stdev = text.split("+-")[1].strip()
+            assert seconds_of(stdev) == pytest.approx(bench.stdev(), rel=0.01), (name, text)
+            seen += 1
+    assert seen == sum(len(suite) - sum(1 for bench in suite.get_benchmarks()
+                                        if "control_of" in bench.get_metadata())
+                       for suite in suites)
     assert page.svgs >= 3
     assert any(t.startswith("best: ") for t in page.takeaways)
 
