@@ -18,9 +18,12 @@ The rows and the kinds of noise are ``concbench.synthetic``'s.
     python -m concbench.simulation [--trials N] [--seed N]
 """
 import argparse
+import datetime
+import json
 import os
 import random
 import sys
+import time
 
 from concbench.run.added_rounds import side_round, side_workers
 from concbench.run.allocation import choose, demands, with_controls
@@ -189,20 +192,52 @@ def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
             for position, cell in enumerate(cells)}
 
 
-def report(trials, seed, out=sys.stdout, processes=1, worlds=WORLDS, budget=BUDGET_S):
-    print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
-          "and allocation within %g s (seed %d):" % (trials, budget, seed), file=out)
-    print("  world     noise           sd     1.00x faster/slower  1.08x same  "
-          "fastest wrong  best count wrong  a lower end wrong  all answered  "
-          "races answered  median rounds", file=out)
+COLUMNS = ("1.00x faster/slower", "1.08x same", "fastest wrong", "best count wrong",
+           "a lower end wrong", "all answered", "races answered", "median rounds")
+
+
+def cells(trials, seed, processes=1, worlds=WORLDS, budget=BUDGET_S):
+    """Every cell of the table: [{world, noise, sd, and its figures}]."""
+    found = []
     for truths in worlds:
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
                                              truths=truths, budget=budget).items():
-            print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
-                  "%11.1f%%  %13.1f%%  %13d" % (
-                      truths, kind, sd, 100 * rates.null, 100 * rates.near,
-                      100 * rates.wrong, 100 * rates.count, 100 * rates.lower,
-                      100 * rates.answered, 100 * rates.raced, rates.rounds), file=out)
+            found.append({"world": truths, "noise": kind, "sd": sd,
+                          "1.00x faster/slower": rates.null, "1.08x same": rates.near,
+                          "fastest wrong": rates.wrong, "best count wrong": rates.count,
+                          "a lower end wrong": rates.lower,
+                          "all answered": rates.answered, "races answered": rates.raced,
+                          "median rounds": rates.rounds})
+    return found
+
+
+def report(found, trials, seed, budget, out=sys.stdout):
+    print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
+          "and allocation within %g s (seed %d):" % (trials, budget, seed), file=out)
+    print("  world     noise           sd     " + "  ".join(COLUMNS), file=out)
+    for cell in found:
+        print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
+              "%11.1f%%  %13.1f%%  %13d" % (
+                  (cell["world"], cell["noise"], cell["sd"])
+                  + tuple(100 * cell[name] for name in COLUMNS[:-1])
+                  + (cell["median rounds"],)), file=out)
+
+
+def _commit():
+    """The checkout's commit, where the code runs from a clean one; else None."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
+                              capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=here, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode or dirty.returncode or dirty.stdout.strip():
+        return None
+    return head.stdout.strip()
 
 
 def main(argv=None):
@@ -220,13 +255,33 @@ def main(argv=None):
                         "(default: %(default)g; 100 spends a round of these 8 rows as "
                         "a default run's 64 benchmarks spend theirs, about 38%% of it "
                         "on the preset's rounds)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the table there, as the documentation "
+                        "reads it (docs/data/simulation.json)")
     args = parser.parse_args(argv)
     if args.budget <= 0:
         parser.error("--budget: more than 0 seconds")
     if args.trials < 10:
         parser.error("--trials: at least 10")
-    report(args.trials, args.seed, processes=args.processes,
-           worlds=args.world or list(WORLDS), budget=args.budget)
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        parser.error("--json: no folder %s" % os.path.dirname(os.path.abspath(args.json)))
+    started = time.monotonic()
+    found = cells(args.trials, args.seed, processes=args.processes,
+                  worlds=args.world or list(WORLDS), budget=args.budget)
+    report(found, args.trials, args.seed, args.budget)
+    if args.json:
+        # What the documentation's tables and error rates are built from.
+        record = {"command": " ".join(["python -m concbench.simulation"] + list(
+                      sys.argv[1:] if argv is None else argv)),
+                  "trials": args.trials, "seed": args.seed, "budget": args.budget,
+                  "jobs": args.processes,
+                  "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+                      "%Y-%m-%d %H:%M UTC"),
+                  "seconds": round(time.monotonic() - started), "commit": _commit(),
+                  "cells": found}
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
     return 0
 
 

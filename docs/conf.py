@@ -12,6 +12,23 @@ sys.path.insert(0, ROOT)
 project = "concurrency-bench"
 author = "concurrency-bench contributors"
 extensions = ["myst_parser", "sphinxarg.ext"]
+# The levels the statistics page states, and the simulation's error rates,
+# come from the code and from the simulation's last recorded run
+# (docs/data/simulation.json, written by `python -m concbench.simulation
+# --json`): {{ name }} in a page (concbench.doc_numbers).
+myst_enable_extensions = ["substitution"]
+SIMULATION = os.path.join(ROOT, "docs", "data", "simulation.json")
+
+
+def _substitutions():
+    from concbench import doc_numbers as levels
+
+    found = levels.substitutions()
+    found.update(levels.simulation(SIMULATION))
+    return found
+
+
+myst_substitutions = _substitutions()
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
@@ -26,16 +43,19 @@ html_theme_options = {"nosidebar": False}
 
 
 def write_generated(app):
-    """docs/_generated/: the metadata table, made from the schema."""
+    """docs/_generated/: the metadata table, made from the schema, and the
+    simulation's table, from its recorded run."""
     from concbench import schema
 
     folder = os.path.join(app.srcdir, "_generated")
     os.makedirs(folder, exist_ok=True)
-    target = os.path.join(folder, "metadata-table.md")
-    text = schema.markdown_table() + "\n"
-    if not os.path.exists(target) or open(target).read() != text:
-        with open(target, "w") as f:
-            f.write(text)
+    for name, text in (("metadata-table.md", schema.markdown_table()),
+                       ("simulation-table.md", myst_substitutions["simulation_table"])):
+        target = os.path.join(folder, name)
+        text += "\n"
+        if not os.path.exists(target) or open(target).read() != text:
+            with open(target, "w") as f:
+                f.write(text)
 
 
 def setup(app):

@@ -334,3 +334,32 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
         assert read[name].ratio.low == pytest.approx(row.ratio.low)
         assert read[name].ratio.high == pytest.approx(row.ratio.high)
         assert read[name].verdict == row.verdict
+
+
+def test_the_simulation_writes_what_the_pages_read(tmp_path):
+    """--json writes the table the documentation is built from: its
+    command, and every cell's rates, as its lines print them; a folder that
+    is not there is one line and exit 2, nothing written."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "sim.json"
+    proc = subprocess.run([sys.executable, "-m", "concbench.simulation", "--trials", "10",
+                           "--seed", "3", "--world", "default", "--processes", "1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert record["command"].endswith("--json %s" % out) and record["trials"] == 10
+    lines = [line.split() for line in proc.stdout.splitlines()[2:]]
+    assert len(lines) == len(record["cells"]) == 14
+    for line, cell in zip(lines, record["cells"]):
+        assert line[:3] == [cell["world"], cell["noise"], "%g" % cell["sd"]]
+        assert line[3] == "%.1f%%" % (100 * cell["1.00x faster/slower"])
+        assert int(line[-1]) == cell["median rounds"]
+    proc = subprocess.run([sys.executable, "-m", "concbench.simulation", "--trials", "10",
+                           "--json", str(tmp_path / "none" / "sim.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith(
+        "--json: no folder %s" % (tmp_path / "none")), proc.stderr
+    assert not (tmp_path / "none").exists()

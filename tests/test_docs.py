@@ -106,3 +106,63 @@ def test_the_critical_values_the_pages_state_are_the_codes():
             assert int(n) == anytime.first_bounded(), (page.name, n)
             bounded += 1
     assert stated >= 4 and bounded >= 2, (stated, bounded)
+
+
+def page_text(path):
+    """A built page's text, tags dropped and entities read."""
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", path.read_text())).split())
+
+
+def test_the_levels_the_pages_state_are_the_codes(built, monkeypatch):
+    """The race's levels on the statistics page come from the code at every
+    build: the page says what concbench.analysis computes, and a change of
+    a level in the code changes what the pages are given."""
+    from concbench import doc_numbers as levels
+    from concbench.analysis import race, side_by_side
+
+    found = levels.substitutions()
+    text = page_text(built / "statistics.html")
+    assert "{{" not in text
+    for phrase in ("split in advance: %s over its comparisons with the leader, %s over its"
+                   % (found["race_share"], found["elimination_share"]),
+                   "one-sided, at %s" % found["race_one_sided"],
+                   "two-sided one at %s" % found["race_two_sided"],
+                   "the first at %s one-sided, the next at %s"
+                   % (found["side_first"], found["side_second"])):
+        assert phrase in text, phrase
+    assert (found["race_share"], found["race_one_sided"], found["side_second"]) == (
+        "4%", "96% / (rows - 1)", "0.5%")
+    monkeypatch.setattr(race, "ELIMINATION_ALPHA", 0.02)
+    monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_ALPHA", 0.01)
+    changed = levels.substitutions()
+    assert (changed["race_share"], changed["elimination_one_sided"],
+            changed["through_share"], changed["side_first"]) == (
+        "3%", "98% / rows", "2%", "0.5%")
+
+
+def test_the_simulation_table_on_the_page_is_its_recorded_runs(built):
+    """Every cell of docs/data/simulation.json, read here with json, is on
+    the figures page as the table prints it, and the pages' worst error is
+    the file's."""
+    import json
+
+    record = json.loads((DOCS / "data" / "simulation.json").read_text())
+    text = page_text(built / "figures.html")
+    assert "{{" not in text
+    assert record["command"] in text
+    worst = max(cell[name] for cell in record["cells"] for name in
+                ("1.00x faster/slower", "1.08x same", "fastest wrong",
+                 "best count wrong", "a lower end wrong"))
+    assert ("Every cell is at %s%% or below" % ("%.1f" % (100 * worst)).rstrip("0")
+            .rstrip(".")) in text
+    rows = {}
+    for cell in record["cells"]:
+        rows.setdefault((cell["world"], cell["noise"]), []).append(cell)
+    for (world, noise), cells in rows.items():
+        cells.sort(key=lambda cell: cell["sd"])
+        wrong = " / ".join("%.1f%%" % (100 * cell["fastest wrong"]) for cell in cells)
+        null = " / ".join("%.1f%%" % (100 * cell["1.00x faster/slower"]) for cell in cells)
+        assert re.search(r"%s, %s %s %s .* %s" % (world, noise, re.escape(null), r"[\d.%/ ]+",
+                                                  re.escape(wrong)), text), (world, noise)

@@ -1,0 +1,107 @@
+"""The levels every question is read at, and the simulation's error rates,
+as the documentation prints them: the pages take these numbers at every
+build (docs/conf.py, MyST substitutions), so that a change of a level in
+the code, or a new run of the simulation, changes the pages with it."""
+
+import json
+import math
+
+from concbench.analysis import anytime, race, side_by_side, stats
+from concbench.run.added_rounds import SIDE_WORKERS
+
+
+def percent(share):
+    """0.04 -> "4%", 0.005 -> "0.5%", 0.9975 -> "99.75%"."""
+    text = ("%.4f" % (100 * share)).rstrip("0").rstrip(".")
+    return text + "%"
+
+
+def substitutions():
+    """{name: text} of the levels, fixed in advance, that docs/statistics.md
+    states."""
+    alpha = anytime.ALPHA
+    race_share = alpha - race.ELIMINATION_ALPHA
+    through = race_share - side_by_side.SIDE_BY_SIDE_ALPHA
+    return {
+        "alpha": percent(alpha),
+        "confidence": percent(1 - alpha),
+        "race_share": percent(race_share),
+        "race_one_sided": "%s / (rows - 1)" % percent(1 - race_share),
+        "race_two_sided": "%s / (rows - 1)" % percent(1 - 2 * race_share),
+        "elimination_share": percent(race.ELIMINATION_ALPHA),
+        "elimination_one_sided": "%s / rows" % percent(1 - race.ELIMINATION_ALPHA),
+        "elimination_two_sided": "%s / rows" % percent(1 - 2 * race.ELIMINATION_ALPHA),
+        "through_share": percent(through),
+        "through_one_sided": "%s / (rows - 1)" % percent(1 - through),
+        "side_share": percent(side_by_side.SIDE_BY_SIDE_ALPHA),
+        "side_first": percent(side_by_side.side_level(1)),
+        "side_second": percent(side_by_side.side_level(2)),
+        "side_first_workers": "%d" % anytime.first_bounded(2 * side_by_side.side_level(1)),
+        "side_workers": "%d" % SIDE_WORKERS,
+        "near": percent(side_by_side.NEAR - 1),
+        "same_band": "%.2f-%.2f" % stats.SAME_BAND,
+        "same_within": percent(1 - stats.SAME_BAND[0]),
+        "widening": "%.2f" % stats.ROUND_WIDENING,
+        "widening_squared": "%.2f" % stats.ROUND_WIDENING ** 2,
+        "most_persistence": "%g" % stats.MOST_PERSISTENCE,
+        "mixture": "%g" % anytime.MIXTURE,
+        "first_bounded": "%d" % anytime.first_bounded(),
+    }
+
+
+# The simulation's error columns (the rest are answers and rounds).
+ERRORS = ("1.00x faster/slower", "1.08x same", "fastest wrong", "best count wrong",
+          "a lower end wrong")
+
+
+def simulation(path):
+    """{name: text} of the simulation's run recorded at ``path`` (written
+    by ``python -m concbench.simulation --json``), and its table in
+    Markdown under "simulation_table"."""
+    with open(path) as f:
+        record = json.load(f)
+    cells = record["cells"]
+    errors = [cell[name] for cell in cells for name in ERRORS]
+    found = {"sim_command": "`%s`" % record["command"], "sim_date": record["date"],
+             "sim_trials": "{:,}".format(record["trials"]),
+             "sim_budget": "%g s" % record["budget"],
+             "sim_minutes": "%d min %d s" % divmod(record["seconds"], 60),
+             "sim_processes": "%d" % record["jobs"],
+             "sim_commit": record.get("commit") or "an uncommitted tree",
+             "sim_worst": percent(round(max(errors), 3)),
+             "sim_best": percent(round(min(errors), 3)),
+             "sim_pass_chance": percent(round(_pass_chance(record["trials"]), 3))}
+    found["simulation_table"] = _table(cells)
+    return found
+
+
+def _pass_chance(trials, rate=0.07, limit=anytime.ALPHA):
+    """The chance that a method erring at ``rate`` shows ``limit`` or less
+    in ``trials`` runs (a binomial tail)."""
+    most = int(math.floor(limit * trials + 1e-9))
+    return sum(math.comb(trials, k) * rate ** k * (1 - rate) ** (trials - k)
+               for k in range(most + 1))
+
+
+def _table(cells):
+    """One line a world and noise, its two spreads side by side."""
+    spreads = sorted({cell["sd"] for cell in cells})
+    keys = []
+    for cell in cells:
+        if (cell["world"], cell["noise"]) not in keys:
+            keys.append((cell["world"], cell["noise"]))
+    by = {(cell["world"], cell["noise"], cell["sd"]): cell for cell in cells}
+    columns = ERRORS + ("all answered", "races answered", "median rounds")
+    lines = ["| world, noise, sd %s | %s |" % (" / ".join("%g" % sd for sd in spreads),
+                                               " | ".join(columns)),
+             "| --- |" + " --- |" * len(columns)]
+    for world, noise in keys:
+        row = []
+        for name in columns:
+            found = [by.get((world, noise, sd)) for sd in spreads]
+            row.append(" / ".join(
+                "-" if cell is None else
+                "%d" % cell[name] if name == "median rounds" else
+                "%.1f%%" % (100 * cell[name]) for cell in found))
+        lines.append("| %s, %s | %s |" % (world, noise, " | ".join(row)))
+    return "\n".join(lines)
