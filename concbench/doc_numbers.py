@@ -66,7 +66,8 @@ def simulation(path):
              "sim_trials": "{:,}".format(record["trials"]),
              "sim_budget": "%g s" % record["budget"],
              "sim_minutes": "%d min %d s" % divmod(record["seconds"], 60),
-             "sim_processes": "%d" % record["jobs"],
+             "sim_processes": "one process" if record["jobs"] == 1
+                              else "%d processes" % record["jobs"],
              "sim_commit": record.get("commit") or "an uncommitted tree",
              "sim_worst": percent(round(max(errors), 3)),
              "sim_best": percent(round(min(errors), 3)),
