@@ -8,6 +8,7 @@ import math
 
 from concbench.analysis import anytime, race, side_by_side, stats
 from concbench.run.added_rounds import SIDE_WORKERS
+from concbench.simulation import COLUMNS
 
 
 def percent(share):
@@ -50,8 +51,7 @@ def substitutions():
 
 
 # The simulation's error columns (the rest are answers and rounds).
-ERRORS = ("1.00x faster/slower", "1.08x same", "fastest wrong", "best count wrong",
-          "a lower end wrong")
+ERRORS = COLUMNS[:5]
 
 
 def simulation(path):
@@ -92,13 +92,12 @@ def _table(cells):
         if (cell["world"], cell["noise"]) not in keys:
             keys.append((cell["world"], cell["noise"]))
     by = {(cell["world"], cell["noise"], cell["sd"]): cell for cell in cells}
-    columns = ERRORS + ("all answered", "races answered", "median rounds")
     lines = ["| world, noise, sd %s | %s |" % (" / ".join("%g" % sd for sd in spreads),
-                                               " | ".join(columns)),
-             "| --- |" + " --- |" * len(columns)]
+                                               " | ".join(COLUMNS)),
+             "| --- |" + " --- |" * len(COLUMNS)]
     for world, noise in keys:
         row = []
-        for name in columns:
+        for name in COLUMNS:
             found = [by.get((world, noise, sd)) for sd in spreads]
             row.append(" / ".join(
                 "-" if cell is None else

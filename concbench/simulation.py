@@ -202,12 +202,10 @@ def cells(trials, seed, processes=1, worlds=WORLDS, budget=BUDGET_S):
     for truths in worlds:
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
                                              truths=truths, budget=budget).items():
-            found.append({"world": truths, "noise": kind, "sd": sd,
-                          "1.00x faster/slower": rates.null, "1.08x same": rates.near,
-                          "fastest wrong": rates.wrong, "best count wrong": rates.count,
-                          "a lower end wrong": rates.lower,
-                          "all answered": rates.answered, "races answered": rates.raced,
-                          "median rounds": rates.rounds})
+            found.append(dict({"world": truths, "noise": kind, "sd": sd}, **rates.errors(),
+                              **{"all answered": rates.answered,
+                                 "races answered": rates.raced,
+                                 "median rounds": rates.rounds}))
     return found
 
 
