@@ -24,3 +24,24 @@ def fmt_ratio(point, low, high):
 def count(number, nouns):
     """1 round, 3 rounds (``nouns``: the plural)."""
     return "%d %s" % (number, nouns[:-1] if number == 1 else nouns)
+
+
+# The width a terminal line of the report and of bench.py's console keeps
+# to: that of pyperf's, hyperfine's and benchstat's tables.
+WIDTH = 120
+
+
+def wrapped(line, width=WIDTH):
+    """``line`` as lines of at most ``width`` characters where it has
+    spaces to break at, the later ones indented under its text (four more
+    than a plain line's indent, or under a bullet's text). A name is never
+    broken (threads-2-chunk-4 stays whole, however long)."""
+    import textwrap
+
+    if len(line) <= width:
+        return [line]
+    body = line.lstrip()
+    indent = line[:len(line) - len(body)]
+    more = indent + ("  " if body.startswith(("* ", "- ")) else "    ")
+    return textwrap.wrap(line, width, subsequent_indent=more,
+                         break_long_words=False, break_on_hyphens=False)

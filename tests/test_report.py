@@ -138,12 +138,13 @@ def test_comparison_direction_and_significance(tmp_path):
     other = relabelled(tmp_path, DATA + "/small.json",
                        str(ROOT / DATA / "small.json"), prefix="http/",
                        http_server_python="3.13.5t")
-    proc = report(DATA + "/small.json", other)
+    # (Markdown: a row a line, its cells unwrapped.)
+    proc = report(DATA + "/small.json", other, "--format", "markdown")
     table = [line for line in proc.stdout.splitlines()
-             if line.startswith("http/sequential ")]
+             if line.startswith("| http/sequential ")]
     assert len(table) == 1 and "not comparable: different server's Python" in table[0]
     assert [line for line in proc.stdout.splitlines()
-            if line.startswith("sleep/sequential ")][0].count("not comparable") == 0
+            if line.startswith("| sleep/sequential ")][0].count("not comparable") == 0
 
 
 def known_file(path, times, rounds=10, noise=0.01, seed=5, extra=None):
@@ -181,7 +182,8 @@ def test_takeaways_name_the_fastest_model(tmp_path):
     path = known_file(tmp_path / "known.json", {
         "sequential": 0.40, "threads-2": 0.22, "threads-4": 0.12, "threads-8": 0.15,
         "asyncio": 0.41})
-    text = report(path).stdout
+    # The benchmarks' names and their flags, one line each.
+    text = report(path, "--columns", "benchmark,speedup,flags").stdout
     assert "speedup" in text and "note:" not in text, text
     takeaways = [line for line in text.splitlines() if line.startswith("  * ")]
     assert "  * fastest: threads-4 (145 ms, 3.33x sequential)" in takeaways, text
@@ -226,7 +228,8 @@ def test_a_row_whose_server_was_busy_is_flagged_server_bound(tmp_path):
     records is the one that applies."""
     times = {"sequential": 0.40, "threads-4": 0.12, "asyncio": 0.05}
     busy = {"threads-4": {"server_busy": 0.2}, "asyncio": {"server_busy": 0.8}}
-    text = report(known_file(tmp_path / "busy.json", times, extra=busy)).stdout
+    text = report(known_file(tmp_path / "busy.json", times, extra=busy),
+                  "--columns", "benchmark,flags").stdout
     flagged = {line.split()[0] for line in text.splitlines()
                if line.startswith("w/") and "server-bound" in line}
     assert flagged == {"w/asyncio"}, text

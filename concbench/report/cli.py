@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 from . import plots, render_csv, render_html, render_text
+from .columns import CELLS, NARROW, cells
 from .compare import compare_to_table
 from .document import Analysis, comparison, label, single
 from .load import ReportError, expand, load, read_text, written_by_bench
@@ -36,6 +37,10 @@ def argument_parser(prog=PROG):
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="pyperf JSON files written by bench.py")
     parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--columns", type=column_names, metavar="NAMES",
+                        help="the text and markdown tables' columns, comma-separated, "
+                        "or all (default: text %s; markdown all); the names: %s"
+                        % (",".join(NARROW), ", ".join(CELLS)))
     parser.add_argument("--sort", choices=SORTS, default="name",
                         help="row order within a workload (default: as run; "
                         "latency: by p99)")
@@ -52,6 +57,15 @@ def argument_parser(prog=PROG):
     parser.add_argument("--html", metavar="FILE",
                         help="write the report as one self-contained HTML page")
     return parser
+
+
+def column_names(text):
+    names = [name for name in text.split(",") if name]
+    try:
+        cells(names)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return names
 
 
 def milliseconds(text):
@@ -130,7 +144,10 @@ def main(argv=None, prog=PROG):
                 if args.html else None)
         if args.compare_to_table:
             print(compare_to_table(args.files))
-        print(RENDERERS[args.format](document))
+        if args.format in ("text", "markdown"):
+            print(render_text.render(document, args.format == "markdown", args.columns))
+        else:
+            print(RENDERERS[args.format](document))
         if page is not None:
             write_page(args.html, page)
             print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),

@@ -105,6 +105,42 @@ COLUMNS = [
 ]
 
 SHOWN = [column for column in COLUMNS if column.shown]
+
+
+class Cell:
+    """A column of a text table, by name (report.py --columns NAME)."""
+
+    def __init__(self, name, title, text):
+        self.name, self.title, self.text = name, title, text
+
+
+# What a text table can show: every column markdown shows, under its key
+# in the document (and in JSON and CSV), and two that a narrow table uses
+# in their place: the model alone (the table is under its workload's
+# title) and p99 alone.
+CELLS = {c.key: Cell(c.key, c.title, c.text) for c in SHOWN}
+CELLS[K.MODEL] = Cell(K.MODEL, "model", lambda d: d[K.MODEL])
+CELLS["latency_p99_s"] = Cell("latency_p99_s", "p99", lambda d: fmt_time(d["latency_p99_s"]))
+# The text table by default: what a reader scans, within 120 columns (the
+# flags wrap inside theirs).
+NARROW = [K.MODEL, "mean_s", "speedup", "verdict", "cpu_cores", "mem_peak_bytes",
+          "latency_p99_s", "flags"]
+# --columns all: every column markdown shows.
+EVERY = [c.key for c in SHOWN]
+
+
+def cells(names):
+    """The Cells of ``names`` (None: the narrow default; ["all"]: every
+    one); an unknown name is a ValueError naming the known ones."""
+    if names is None:
+        names = NARROW
+    elif names == ["all"]:
+        names = EVERY
+    unknown = [n for n in names if n not in CELLS]
+    if unknown:
+        raise ValueError("unknown column %s; the columns are: all, %s" % (
+            ", ".join(unknown), ", ".join(CELLS)))
+    return [CELLS[n] for n in names]
 # The page's table: the text table's columns and those it adds.
 ON_PAGE = [column for column in COLUMNS if column.page is not None]
 

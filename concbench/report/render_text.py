@@ -2,17 +2,21 @@
 
 from concbench import schema as K
 
-from concbench.units import fmt_ratio
+from concbench.units import WIDTH, fmt_ratio, wrapped
 
-from .columns import SHOWN, fmt_mib, table
+from .columns import cells, fmt_mib, table
 from .compare import describe_change
 from .document import is_comparison, label
 from concbench.units import format_time as fmt_time
 
 
-def render(document, markdown=False):
+def render(document, markdown=False, columns=None):
+    """Text (within 120 columns: the narrow table, lines wrapped) or
+    markdown (every column, lines as they are). ``columns``: the names
+    of report.py --columns, for either."""
     if is_comparison(document):
         return render_comparison(document, markdown)
+    shown = cells(columns if columns is not None or not markdown else ["all"])
     lines = list(document["header"]) + list(document["notes"])
     bullet = "- " if markdown else "  * "
     for name, entry in document["workloads"].items():
@@ -20,8 +24,10 @@ def render(document, markdown=False):
         title = "## %s" % name if markdown else name
         lines.append(title + (" (%s)" % entry["params"] if entry["params"] else ""))
         lines.append("")
-        lines.append(table([c.title for c in SHOWN],
-                           [[c.text(d) for c in SHOWN] for d in entry["rows"]], markdown))
+        headers = [c.title for c in shown]
+        body = [[c.text(d) for c in shown] for d in entry["rows"]]
+        lines.append(table(headers, body if markdown else
+                           fitted(headers, body, [len(headers) - 1]), markdown))
         said = workload_control(entry) + entry["takeaways"]
         if said:
             lines.append("")
@@ -29,7 +35,50 @@ def render(document, markdown=False):
     if document.get("sweeps"):
         lines.append("")
         lines.extend(bullet + line for line in document["sweeps"])
-    return "\n".join(lines)
+    return joined(lines, markdown)
+
+
+def joined(lines, markdown):
+    """Markdown as it is; text with each line that is not a table wrapped
+    within the width."""
+    if markdown:
+        return "\n".join(lines)
+    return "\n".join(part for line in lines for part in
+                     (wrapped(line) if "\n" not in line else [line]))
+
+
+def fitted(headers, body, columns):
+    """The rows with the cells of ``columns`` (indexes, in the order to
+    try) wrapped, at spaces or commas, so that the table fits the width
+    where it can; a column no narrower than its title with tabulate's
+    padding of 2, nor than its longest name. By default the flags' list
+    wraps; in a comparison, the changes."""
+    body = [list(row) for row in body]
+
+    def width(i):
+        return max([len(headers[i]) + 2] + [len(line) for row in body
+                                              for line in row[i].split("\n")])
+    for i in columns:
+        excess = sum(map(width, range(len(headers)))) + 2 * (len(headers) - 1) - WIDTH
+        if excess <= 0:
+            break
+        room = max(width(i) - excess, len(headers[i]) + 2)
+        for row in body:
+            row[i] = "\n".join(lines_of(row[i], room))
+    return body
+
+
+def lines_of(text, width):
+    """``text`` in lines of at most ``width``, broken after a comma or at a
+    space, never inside a name."""
+    import re
+
+    lines = [""]
+    for word in re.findall(r"[^ ,]+,?|[ ]+", text):
+        if lines[-1] and len(lines[-1] + word.rstrip()) > width:
+            lines.append("")
+        lines[-1] += word if lines[-1] or word.strip() else ""
+    return [line.rstrip() for line in lines]
 
 
 def workload_control(entry):
@@ -136,11 +185,13 @@ def render_comparison(document, markdown):
         lines.append("")
         lines.append("## %s" % workload if markdown else workload)
         lines.append("")
-        lines.append(table(headers, [[r["benchmark"]] + comparison_cells(r)
-                                     for r in document["benchmarks"]
-                                     if r[K.WORKLOAD] == workload], markdown))
+        body = [[r["benchmark"]] + comparison_cells(r) for r in document["benchmarks"]
+                if r[K.WORKLOAD] == workload]
+        changes = [i for i, h in enumerate(headers) if h.endswith(" change")]
+        lines.append(table(headers, body if markdown else
+                           fitted(headers, body, changes[::-1]), markdown))
         lines.append("")
         lines.append(("- " if markdown else "  * ") + best_line(document, workload))
     lines.append("")
     lines.extend(agreement_line(document, found) for found in document["agreement"])
-    return "\n".join(lines)
+    return joined(lines, markdown)

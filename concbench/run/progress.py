@@ -7,7 +7,7 @@ import sys
 import time
 
 from concbench.thresholds import unstable_reasons
-from concbench.units import format_time
+from concbench.units import format_time, wrapped
 
 # The command's name in its messages: "concbench run" when run as that.
 PROG = "bench.py"
@@ -27,7 +27,8 @@ def format_duration(seconds):
 
 
 def say(line):
-    print(line, file=sys.stderr, flush=True)
+    """A line of the run's console, wrapped within 120 columns."""
+    print("\n".join(wrapped(line)), file=sys.stderr, flush=True)
 
 
 class Progress:
