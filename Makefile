@@ -41,7 +41,7 @@ versions: $(STAMP)
 		$(BIN)/python -m concbench.shared_server $(BIN)/tox $(TOX_ARGS)
 
 # One of the seeds' experiments (presets.SCENARIOS), then its report:
-# make scenario NAME=seeds-003-io   (seeds-004 also needs DB_URL=postgresql://...)
+# make scenario NAME=seeds-003-io   (DB_URL=postgresql://... runs db on a server of yours)
 scenario: $(STAMP)
 	@test -n "$(NAME)" || { echo "usage: make scenario NAME=<scenario> [DB_URL=...]" >&2; exit 2; }
 	@mkdir -p $(RESULTS)

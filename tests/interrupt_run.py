@@ -11,6 +11,7 @@ SPEC is JSON: workdir, args (bench.py's), signal (a name, or null), target
 running pyperf worker, bench.py stopped meanwhile), sigint ("ignore"
 or "default": how bench.py starts), moments (seconds after the start, or
 "server": the moment the load server's process exists, still starting;
+"database": the moment the embedded PostgreSQL's postmaster exists;
 "sampler": the moment a worker's memory sampler exists; "pool" and
 "forkserver pool": the moment a model's pool process exists, forked by a
 worker or by a worker's forkserver; "write": the moment a write of the
@@ -87,6 +88,7 @@ def pool_processes():
 
 FORKSERVER = "forkserver import main"
 SAMPLER = "concbench.run.sampler"
+POSTMASTER = "pginstall/bin/postgres "
 TRACKER = "resource_tracker import main"
 
 
@@ -108,6 +110,9 @@ def wait_for(moment, start, proc, workdir):
     while proc.poll() is None:
         if moment == "server":
             if any(is_server(cmdline) for _, cmdline in alive_descendants()):
+                return True
+        elif moment == "database":
+            if any(POSTMASTER in c for _, c in alive_descendants()):
                 return True
         elif moment == "sampler":
             if any("concbench.run.sampler" in c for _, c in alive_descendants()):

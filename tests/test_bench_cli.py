@@ -158,7 +158,6 @@ BAD_INPUTS = [
      "'mysql://root:***@h:99999/x' has an invalid port"),
     (["--db-url", "postgresql://h/x?sslmode=maybe", "--workload", "db"],
      "sslmode must be disable or require"),
-    (["--workload", "db"], "the db workload needs --db-url"),
     (["--db-driver", "oracle"], "--db-driver: 'oracle' is not one of"),
     (["--workload", "sleep", "--append", "other.json"], "give -o or --append, not both"),
     (["--preset", "seeds-001", "--workload", "sleep"],

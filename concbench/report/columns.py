@@ -119,7 +119,7 @@ class Cell:
 # in their place: the model alone (the table is under its workload's
 # title) and p99 alone.
 CELLS = {c.key: Cell(c.key, c.title, c.text) for c in SHOWN}
-CELLS[K.MODEL] = Cell(K.MODEL, "model", lambda d: d[K.MODEL])
+CELLS[K.MODEL] = Cell(K.MODEL, K.MODEL, lambda d: d[K.MODEL])
 CELLS["latency_p99_s"] = Cell("latency_p99_s", "p99", lambda d: fmt_time(d["latency_p99_s"]))
 # The text table by default: what a reader scans, within 120 columns (the
 # flags wrap inside theirs).

@@ -55,18 +55,26 @@ def open_results(args, matrix, hard_limit):
 
 def provide_services(args, matrix):
     """Start what stands in for parameters the user left empty (the local
-    load server for --server-url); return {param: value} for the workers."""
-    provided = {}
+    load server for --server-url, an embedded PostgreSQL for --db-url);
+    return ({param: value} for the workers, the names of the workloads
+    left out because what they need cannot start here, each said in a
+    line)."""
+    from concbench.workloads.base import Unavailable
+
+    provided, left_out = {}, []
     for workload in dict.fromkeys(bench.workload for bench in matrix):
         if not workload.needs_providing():
             continue
         try:
             provided.update(workload.provide())
+        except Unavailable as exc:
+            progress.say("%s: %s: left out: %s" % (progress.PROG, workload.name, exc))
+            left_out.append(workload.name)
         except RuntimeError as exc:     # a server that does not start
             fail(str(exc), status=1)
         except ValueError as exc:       # a server that cannot be used
             fail(str(exc))
-    return provided
+    return provided, left_out
 
 
 # -- metadata of the whole run ------------------------------------------------

@@ -15,14 +15,14 @@ import pyperf
 
 from concbench.plugins import PluginError, add_workload_module
 from concbench.run import interventions, inputs, progress
-from concbench.run.checks import open_results, provide_services
+from concbench.run.checks import open_results, preflight, provide_services
 from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                    stop_descendants)
 from concbench.run.lifeline import follow
 from concbench.run.master import TaskFailed, kept_note, run_matrix
 from concbench.run.matrix import MatrixError, build_matrix
-from concbench.run.options import (add_options, forward_options, preset_from_argv,
-                                   workload_module_from_argv)
+from concbench.run.options import (WORKLOAD_DEST, add_options, forward_options,
+                                   preset_from_argv, workload_module_from_argv)
 from concbench.run.plan import check_plan, plan_rounds, processes_given
 from concbench.run.presets import PRESETS
 from concbench.run.progress import fail, say
@@ -127,13 +127,24 @@ def run_bench(program_args, opened):
         on_exit(stop_descendants)
         # Written by ResultsFile, not by pyperf.
         runner.args.output = runner.args.append = None
-        provided = provide_services(args, matrix)
+        provided, unavailable = provide_services(args, matrix)
+        if unavailable:
+            # The rest runs: the workers' selection leaves them out too.
+            kept = [name for name in dict.fromkeys(b.workload.name for b in matrix)
+                    if name not in unavailable]
+            if not kept:
+                fail("the selection is empty: %s could not run here"
+                     % ", ".join(unavailable))
+            provided[WORKLOAD_DEST] = ",".join(kept)
         if provided:
             # Workers receive the values through forward_options.
             for param, value in provided.items():
                 setattr(args, param, value)
                 setattr(runner.args, param, value)
             matrix = matrix_or_fail(args)
+            # What was started for them (the embedded database: its
+            # connections) is checked as a user's server is.
+            preflight([b for b in matrix if set(b.workload.PROVIDED) & set(provided)])
     runner.metadata.update(suite_metadata(args))
     scaled = PRESETS[args.preset].get("scaled")
     if scaled and not args.worker:

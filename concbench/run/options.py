@@ -16,6 +16,9 @@ from concbench.run.schedule import PAIRINGS
 
 # Options of ours, besides the workloads', that workers must receive too:
 # the selection, and the schedule (a worker finds its task by position).
+# --workload's destination: a run whose embedded server cannot start
+# narrows it for its workers (concbench/run/cli.py).
+WORKLOAD_DEST = "workload"
 SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_figures",
              "without",
              "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds", "side_by_side",

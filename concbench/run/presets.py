@@ -118,7 +118,7 @@ SCENARIOS = {
     "seeds-004": {
         "about": "seeds/004: 500 database queries that wait 100 ms, under "
                  "sequential, processes, threads, asyncio and uvloop "
-                 "(needs --db-url)",
+                 "(on a PostgreSQL of the run's own, or --db-url)",
         "scaled": "one server instead of 500; ThreadPoolExecutor() and "
                   "ProcessPoolExecutor() defaults on 2 cores (6 threads, 2 "
                   "processes) and 80 connections at most, under a stock "
