@@ -57,6 +57,12 @@ def default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def flat(text):
+    """Console or report text with its line breaks undone: bench.py and
+    report.py wrap lines at 120 columns, so a phrase may span two."""
+    return " ".join(text.split())
+
+
 def run(args, cwd, timeout=300):
     """Run a command line of the project in a subprocess, as a user would."""
     return subprocess.run([sys.executable] + [str(a) for a in args], cwd=cwd,

@@ -23,7 +23,7 @@ from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.run.schedule import format_extra, parse_extra, schedule
 from concbench.analysis.stats import Ratio, half_width, verdict
-from conftest import run, run_bench
+from conftest import flat, run, run_bench
 
 SLEEP = ["--workload", "sleep", "--model", "sequential,threads-2,asyncio",
          "--items", "4", "--latency-ms", "5", "--jitter-ms", "0",
@@ -495,11 +495,11 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     truth (threads-2 twice and asyncio four times as fast as sequential)."""
     proc = run_bench(SLEEP + ["-p", "1", "--max-time", "20s", "-o", "a.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "then rounds until every question answered, within 20s in all" in proc.stderr
+    assert "then rounds until every question answered, within 20s in all" in flat(proc.stderr)
     # The threads-2 and asyncio rows and the control, and the fastest.
-    assert "round 2 (added): open: 3 rows; fastest in sleep; " in proc.stderr
-    assert "every question is answered after" in proc.stderr or \
-        "time budget (20s) spent after" in proc.stderr, proc.stderr
+    assert "round 2 (added): open: 3 rows; fastest in sleep; " in flat(proc.stderr)
+    assert "every question is answered after" in flat(proc.stderr) or \
+        "time budget (20s) spent after" in flat(proc.stderr), proc.stderr
     suite, found = runs_by_round(tmp_path / "a.json")
     assert suite.get_metadata()["max_time_s"] == 20
     rounds = found["sleep/sequential"]
@@ -548,13 +548,13 @@ def test_the_budget_ends_the_rounds_and_the_report_says_so(tmp_path):
     assert len(found["sleep/asyncio"]) >= 2
     if len(found["sleep/asyncio"]) >= 3:
         # Rows that no 200 rounds would decide to within 0.001%.
-        assert "would need more than 200 rounds" in proc.stderr, proc.stderr
+        assert "would need more than 200 rounds" in flat(proc.stderr), proc.stderr
     else:
         # Two rounds say too little of a spread to give a row up.
-        assert "would need about" in proc.stderr, proc.stderr
+        assert "would need about" in flat(proc.stderr), proc.stderr
     out = run(["-m", "concbench.report", "p.json"], tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "precision: 0 of 2 speedups within +-0.001% (the target)" in out.stdout
+    assert "precision: 0 of 2 speedups within +-0.001% (the target)" in flat(out.stdout)
     if len(found["sleep/asyncio"]) >= 3:
         # Bounded intervals, each wider than the target (two rounds give
         # none, and say so as undecided).
@@ -569,7 +569,7 @@ def test_the_presets_second_round_fits_what_is_left_of_the_budget(tmp_path):
                       "--items", "4", "--latency-ms", "5", "--jitter-ms", "0", "--quiet",
                       "--max-time", "1s", "-o", "b.json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "time budget (1s) spent after 2 rounds" in proc.stderr, proc.stderr
+    assert "time budget (1s) spent after 2 rounds" in flat(proc.stderr), proc.stderr
     suite = pyperf.BenchmarkSuite.load(str(tmp_path / "b.json"))
     second = {bench.get_name(): len(run_.values) for bench in suite.get_benchmarks()
               for run_ in bench.get_runs() if run_.get_metadata()["round"] == 1}
