@@ -61,7 +61,13 @@ def test_each_model_run_carries_the_reference_batches_beside_its_own(paired):
             assert len(partner) == len(run_.values) == 4
             own = statistics.median(benches["encode/sequential"].get_values())
             assert all(own / 5 < x for x in partner), (partner, own)
-            assert statistics.median(partner) < own * 5, (partner, own)
+            # Nor much more: against the model's own batches of the same
+            # pairs, which met the same moments (under a 1-CPU quota shared
+            # with a bench.py run, three of four reference batches of 10 ms
+            # met a throttle and took 59-69 ms: their median was 6x the
+            # reference's own, from other moments). A reference batch run
+            # ten times reads about 10x, and fails.
+            assert sum(partner) < 5 * sum(run_.values), (partner, run_.values)
             # Neighbours: the pair's second batch starts one batch after the first.
             assert 0 < meta["pair_gap_s"] < 10 * max(partner + list(run_.values))
             assert meta["paired_reference_failures"] == 0
