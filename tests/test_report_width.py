@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import ROOT, run
-from concbench.report.columns import CELLS, NARROW, SHOWN
+from concbench.report.columns import CELLS, EVERY, NARROW, SHOWN
 from concbench.units import WIDTH
 
 REPORT = str(ROOT / "report.py")
@@ -46,11 +46,12 @@ def test_the_narrow_table_and_every_column(tmp_path):
     # --columns all: the columns markdown shows; markdown keeps them all.
     every = report(FILES[0], "--columns", "all").stdout.splitlines()
     start = every.index(next(line for line in every if line.startswith("sleep (")))
-    titles = [c.title for c in SHOWN]
+    titles = [CELLS[name].title for name in EVERY]
     assert all(title in every[start + 2] for title in titles)
     markdown = report(FILES[0], "--format", "markdown").stdout
     first = next(line for line in markdown.splitlines() if line.startswith("| benchmark"))
     assert [cell.strip() for cell in first.strip("|").split("|")] == titles
+    assert [CELLS[name].text for name in EVERY] == [c.text for c in SHOWN]
     # A chosen few, in the order asked.
     chosen = report(FILES[0], "--columns", "speedup,benchmark").stdout.splitlines()
     start = chosen.index(next(line for line in chosen if line.startswith("sleep (")))

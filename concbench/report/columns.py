@@ -121,6 +121,9 @@ class Cell:
 CELLS = {c.key: Cell(c.key, c.title, c.text) for c in SHOWN}
 CELLS[K.MODEL] = Cell(K.MODEL, K.MODEL, lambda d: d[K.MODEL])
 CELLS["latency_p99_s"] = Cell("latency_p99_s", "p99", lambda d: fmt_time(d["latency_p99_s"]))
+# Text tables are as wide as their cells, not their titles (the page keeps
+# "CPU cores").
+CELLS["cpu_cores"].title = "cores"
 # The text table by default: what a reader scans, within 120 columns (the
 # flags wrap inside theirs).
 NARROW = [K.MODEL, "mean_s", "speedup", "verdict", "cpu_cores", "mem_peak_bytes",
@@ -168,7 +171,17 @@ def row_record(row):
 
 
 def table(headers, body, markdown=False):
-    from tabulate import tabulate
+    """Markdown, or text whose columns are as wide as their widest cell or
+    title, two spaces apart (tabulate pads a title by 2 more by default:
+    a table of short figures under long titles is then 12 wider)."""
+    import tabulate
 
-    return tabulate(body, headers=headers, tablefmt="github" if markdown else "simple",
-                    disable_numparse=True)
+    if markdown:
+        return tabulate.tabulate(body, headers=headers, tablefmt="github",
+                                 disable_numparse=True)
+    padding, tabulate.MIN_PADDING = tabulate.MIN_PADDING, 0
+    try:
+        return tabulate.tabulate(body, headers=headers, tablefmt="simple",
+                                 disable_numparse=True)
+    finally:
+        tabulate.MIN_PADDING = padding

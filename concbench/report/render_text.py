@@ -26,6 +26,8 @@ def render(document, markdown=False, columns=None):
         lines.append("")
         headers = [c.title for c in shown]
         body = [[c.text(d) for c in shown] for d in entry["rows"]]
+        if not markdown:
+            body = without_verdict_flag(shown, body)
         lines.append(table(headers, body if markdown else
                            fitted(headers, body, [len(headers) - 1]), markdown))
         said = workload_control(entry) + entry["takeaways"]
@@ -47,22 +49,32 @@ def joined(lines, markdown):
                      (wrapped(line) if "\n" not in line else [line]))
 
 
+def without_verdict_flag(shown, body):
+    """The flags without "undecided" where the verdict column says so."""
+    names = [c.name for c in shown]
+    if "verdict" not in names or "flags" not in names:
+        return body
+    i = names.index("flags")
+    return [row[:i] + [",".join(f for f in row[i].split(",") if f != "undecided")]
+            + row[i + 1:] for row in body]
+
+
 def fitted(headers, body, columns):
     """The rows with the cells of ``columns`` (indexes, in the order to
     try) wrapped, at spaces or commas, so that the table fits the width
-    where it can; a column no narrower than its title with tabulate's
-    padding of 2, nor than its longest name. By default the flags' list
-    wraps; in a comparison, the changes."""
+    where it can; a column no narrower than its title, nor than its
+    longest name. By default the flags' list wraps; in a comparison, the
+    changes."""
     body = [list(row) for row in body]
 
     def width(i):
-        return max([len(headers[i]) + 2] + [len(line) for row in body
-                                              for line in row[i].split("\n")])
+        return max([len(headers[i])] + [len(line) for row in body
+                                         for line in row[i].split("\n")])
     for i in columns:
         excess = sum(map(width, range(len(headers)))) + 2 * (len(headers) - 1) - WIDTH
         if excess <= 0:
             break
-        room = max(width(i) - excess, len(headers[i]) + 2)
+        room = max(width(i) - excess, len(headers[i]))
         for row in body:
             row[i] = "\n".join(lines_of(row[i], room))
     return body
