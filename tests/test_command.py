@@ -37,7 +37,8 @@ def test_run_list_and_report_from_another_directory(tmp_path):
     # python -m concbench is the same command.
     again = subprocess.run([sys.executable, "-m", "concbench", "report", "x.json"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0 and "http/sequential" in again.stdout
+    assert again.returncode == 0, again.stderr
+    assert "\nhttp (" in again.stdout and "\nsequential " in again.stdout
 
 
 def test_bad_commands_one_line(tmp_path):
