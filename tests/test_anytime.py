@@ -24,7 +24,7 @@ from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, se
 # rate of exactly 5%, a share over 1,000 runs exceeds 5% + 2.33 standard
 # errors (6.6%) in 1% of cells; a method that errs in 8% of runs stays
 # under it in 5% of cells (1.63 standard errors below), so it fails. (The
-# rates measured over 3,000 runs a cell, 0-0.8%: docs/figures.md.)
+# rates measured over 3,000 runs a cell, 0-0.8%: docs/history.md.)
 TRIALS = 1000
 def test_the_critical_value_is_where_the_mixture_reaches_one_over_alpha():
     for n in (4, 5, 8, 13, 40, 200):
