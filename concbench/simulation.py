@@ -31,6 +31,7 @@ from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
+from concbench.analysis.stats import memoized
 from concbench import schema as K
 from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
@@ -41,9 +42,8 @@ from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR
 def sizes(rows, questions, remaining):
     """Pairs for each paired row's next worker, as bench.py sizes them
     (``calibration``), for the rows an open question needs."""
-    figures = {name: Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
-                             OVERHEAD_S)
-               for name, row in rows.items() if row.pairing == IN_WORKER}
+    figures = {name: figures_of(row) for name, row in rows.items()
+               if row.pairing == IN_WORKER}
     between = pooled_between(f for name, f in figures.items() if not beside_of(name))
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
@@ -58,6 +58,15 @@ def sizes(rows, questions, remaining):
         ran = figures.get(name) or figures.get(own) or figures.get("w/" + leader)
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
+
+
+def figures_of(row):
+    """The row's Figures, made again only once it has run another worker
+    (they keep what they computed of its spread while it has not)."""
+    if getattr(row, "figures", (None, -1))[1] != len(row.groups):
+        row.figures = (Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
+                               OVERHEAD_S), len(row.groups))
+    return row.figures[0]
 
 
 def lower_ends_hold(race):
@@ -94,6 +103,13 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     end the race read held after every round, rounds, whether every
     question was answered, whether the best worker count's answer is
     right: None without a series, whether both races were answered.)"""
+    with memoized():
+        return _simulate(kind, sd, rng, budget, truths)
+
+
+def _simulate(kind, sd, rng, budget, truths):
+    """The run itself, each interval computed once however often it is read
+    (``stats.memoized``)."""
     rows, fastest = world(kind, truths)
     noise = Noise(kind, sd, rng)
     preset = cost_of(rows, {})

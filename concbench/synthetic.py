@@ -84,7 +84,7 @@ class SimRow:
         self.groups, self.by_round = {}, {}
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
-        self.paired_logs, self.within_floor = {}, None
+        self.paired_logs, self.within_floor, self.settled_groups = {}, None, 0
         # A race's comparisons side by side of this row's model, by the
         # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name
         # where this is one of them.
@@ -184,8 +184,10 @@ def run_round(rows, names, number, noise, pairs, rng):
 def settle_all(rows):
     reference = rows["w/sequential"]
     for row in rows.values():
-        if row.pairing == IN_WORKER:
+        # A row's groups only grow: its units change only once it has run.
+        if row.pairing == IN_WORKER and row.settled_groups != len(row.groups):
             row.paired_logs, row.within_floor = units(row.groups)
+            row.settled_groups = len(row.groups)
         if row.leader is None:      # not a comparison side by side
             settle(row, reference)
     groups = {"w": [r for r in rows.values() if r.model != "control" and r.leader is None]}

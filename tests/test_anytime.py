@@ -287,6 +287,28 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
     assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
 
 
+def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeypatch):
+    """The simulation computes each interval once within a run
+    (``stats.memoized``); its figures are those of a run that computes
+    every reading afresh, in worlds where the race runs side by side (a
+    memo keyed without the level differs)."""
+    import contextlib
+
+    from concbench import simulation
+
+    def figures():
+        found = {}
+        for truths in ("default", "tie"):
+            for cell, rates in error_rates(25, seed=11, noises=("pairs", "ar1"),
+                                           spreads=(0.15,), truths=truths).items():
+                found[truths, cell] = vars(rates)
+        return found
+
+    memoized = figures()
+    monkeypatch.setattr(simulation, "memoized", contextlib.nullcontext)
+    assert figures() == memoized
+
+
 
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     """The path bench.py takes: the simulation's rows, written as a pyperf
