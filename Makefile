@@ -23,6 +23,11 @@ PYENV_BINS := $(shell printf '%s\n' $(PYENV_DIRS) | grep -v 't/bin$$' | sort -rV
 	$(shell printf '%s\n' $(PYENV_DIRS) | grep 't/bin$$' | sort -rV)
 empty :=
 space := $(empty) $(empty)
+comma := ,
+# The wheels as the environment's installers read them: pip a list separated
+# by spaces, uv (tox's environments, tox-uv) by commas.
+FIND_ENV = $(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)" \
+	UV_FIND_LINKS="$(subst $(space),$(comma),$(strip $(FIND_LINKS)))")
 VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
 
 .PHONY: bench docs scenario test versions venv clean
@@ -37,7 +42,7 @@ bench: $(STAMP)
 # started here on this venv's Python (granian), serves every version's http
 # rows, so that they compare the clients' interpreters, not two servers.
 versions: $(STAMP)
-	PATH="$(VERSIONS_PATH)" $(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)") \
+	PATH="$(VERSIONS_PATH)" $(FIND_ENV) \
 		$(BIN)/python -m concbench.shared_server $(BIN)/tox $(TOX_ARGS)
 
 # One of the seeds' experiments (presets.SCENARIOS), then its report:
@@ -52,7 +57,7 @@ scenario: $(STAMP)
 # The tests' tox environments (tests/test_versions.py, test_interpreters.py)
 # take the free-threaded wheels from FIND_LINKS too, as `make versions` does.
 test: $(STAMP)
-	$(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)") $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(FIND_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The reference pages (docs/, Sphinx and MyST): warnings, broken links and
 # references are errors. The option reference and the metadata keys are made
