@@ -61,8 +61,7 @@ def sizes(rows, questions, remaining):
 
 
 def figures_of(row):
-    """The row's Figures, made again only once it has run another worker
-    (they keep what they computed of its spread while it has not)."""
+    """The row's Figures, kept (with their spread) until it runs again."""
     if getattr(row, "figures", (None, -1))[1] != len(row.groups):
         row.figures = (Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                                OVERHEAD_S), len(row.groups))
@@ -108,8 +107,6 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
 
 
 def _simulate(kind, sd, rng, budget, truths):
-    """The run itself, each interval computed once however often it is read
-    (``stats.memoized``)."""
     rows, fastest = world(kind, truths)
     noise = Noise(kind, sd, rng)
     preset = cost_of(rows, {})

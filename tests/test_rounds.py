@@ -10,7 +10,8 @@ import pytest
 from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.run.schedule import schedule
-from concbench.analysis.stats import paired_ratio, unpaired_ratio
+from concbench.analysis.stats import paired_ratio
+from concbench.analysis.unpaired import unpaired_ratio
 from conftest import ROOT, run_bench
 
 SELECTION = ["--preset", "quick", "--workload", "sleep", "--model",

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from concbench import schema as K
-from concbench.analysis.stats import unpaired_ratio
+from concbench.analysis.unpaired import unpaired_ratio
 
 from .load import ReportError
 from concbench.analysis.race import Race
