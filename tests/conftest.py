@@ -15,6 +15,11 @@ REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 # Files whose tests make tox environments under the checkout's .tox: one
 # process at a time may build them.
 TOX_FILES = {"test_versions.py", "test_interpreters.py", "test_transparency.py"}
+# Files of long tests that share nothing: each test is a group of its own,
+# so that they spread over both processes (the simulations run in one
+# process each: the suite never runs more than two tests' work at once,
+# which its margins were measured beside).
+SPREAD_FILES = {"test_anytime.py"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -26,7 +31,9 @@ def pytest_collection_modifyitems(items):
     group the tests."""
     for item in items:
         name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("tox" if name in TOX_FILES else name))
+        group = ("tox" if name in TOX_FILES else item.nodeid if name in SPREAD_FILES
+                 else name)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def skip_or_fail(reason):

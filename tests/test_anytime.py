@@ -18,7 +18,8 @@ from concbench.analysis.comparisons import is_open
 from concbench.simulation import error_rates
 from concbench.analysis.pairs import in_worker
 from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
-                             t_critical_95, verdict, within_floor)
+                                      verdict, within_floor)
+from concbench.analysis.unpaired import t_critical_95
 
 # Simulated runs per cell, and the Monte Carlo margin: with a true error
 # rate of exactly 5%, a share over 1,000 runs exceeds 5% + 2.33 standard
@@ -231,9 +232,9 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     7% passes a cell with a chance under 1% (the seeds are
     fixed, so the figures are the same on any machine)."""
     rates = error_rates(TRIALS, seed=2026, noises=("ar1", "drift", "skew-reference"),
-                        spreads=(0.15,), budget=200, processes=2)
+                        spreads=(0.15,), budget=200)
     rates.update(error_rates(TRIALS, seed=2026, noises=("pairs",), spreads=(0.12,),
-                             budget=200, processes=2))
+                             budget=200))
     check_cells(rates)
 
 
@@ -243,7 +244,7 @@ def test_a_races_lower_ends_hold_together_in_a_tie_of_thirteen():
     lower end above 1 is wrong. Held to 4% over the comparisons, none is
     above its truth at any round in more than 5.0% of runs."""
     check_cells(error_rates(TRIALS, seed=2026, noises=("gaussian",), spreads=(0.15,),
-                            processes=2, truths="tie"), least_rounds=5)
+                            truths="tie"), least_rounds=5)
 
 
 def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypatch):
@@ -261,7 +262,7 @@ def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypa
         return read(self, best)
     monkeypatch.setattr(race.Race, "_entries", whole_level)
     rates = error_rates(300, seed=2026, noises=("gaussian",), spreads=(0.15,),
-                        processes=2, truths="tie")
+                        truths="tie")
     lower = rates["gaussian", 0.15].lower
     assert lower > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), lower
 
