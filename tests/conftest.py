@@ -20,6 +20,11 @@ TOX_FILES = {"test_versions.py", "test_interpreters.py", "test_transparency.py"}
 # process each: the suite never runs more than two tests' work at once,
 # which its margins were measured beside).
 SPREAD_FILES = {"test_anytime.py"}
+# The longest groups go out first (a minute or more each: the tox
+# environments' files, and the simulations of known truth), so that the
+# short ones even out the two processes' ends.
+FIRST = ("tox", "test_anytime.py::test_the_runs_answers",
+         "test_anytime.py::test_a_races_lower_ends")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -29,11 +34,15 @@ def pytest_collection_modifyitems(items):
     tests read) are made once, and the files that build tox environments
     share one process. First of the hooks: xdist's own reads the marks to
     group the tests."""
+    groups = {}
     for item in items:
         name = item.path.name
         group = ("tox" if name in TOX_FILES else item.nodeid if name in SPREAD_FILES
                  else name)
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = next((rank for rank, start in enumerate(FIRST)
+                             if group.split("/")[-1].startswith(start)), len(FIRST))
+    items.sort(key=groups.get)
 
 
 def skip_or_fail(reason):
