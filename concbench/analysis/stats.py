@@ -13,6 +13,7 @@ import statistics
 
 from concbench.analysis import anytime
 
+
 def mean(values):
     """The mean of a sequence of floats (``statistics.fmean`` without its
     checks)."""
@@ -99,7 +100,7 @@ def memoized():
     """Within it, ``ratio_of`` computes each interval once and returns a
     copy when asked again. A simulated run (``concbench.simulation``) reads
     every row after every round, and most rows got no round since the last
-    reading; the intervals are the same, in a third less time. Only within
+    reading; the intervals are the same, in a quarter less time. Only within
     one run, so that a test that changes how intervals are computed between
     runs gets its own."""
     global _memo
