@@ -61,11 +61,11 @@ def sizes(rows, questions, remaining):
 
 
 def figures_of(row):
-    """The row's Figures, kept (with their spread) until it runs again."""
-    if getattr(row, "figures", (None, -1))[1] != len(row.groups):
-        row.figures = (Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
-                               OVERHEAD_S), len(row.groups))
-    return row.figures[0]
+    """The row's Figures, kept until it runs again (``settle_all`` drops them)."""
+    if row.figures is None:
+        row.figures = Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
+                              OVERHEAD_S)
+    return row.figures
 
 
 def lower_ends_hold(race):

@@ -85,6 +85,9 @@ class SimRow:
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor, self.settled_groups = {}, None, 0
+        # What the simulation's allocation computed of its costs
+        # (concbench.simulation.figures_of), until it runs again.
+        self.figures = None
         # A race's comparisons side by side of this row's model, by the
         # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name
         # where this is one of them.
@@ -184,10 +187,11 @@ def run_round(rows, names, number, noise, pairs, rng):
 def settle_all(rows):
     reference = rows["w/sequential"]
     for row in rows.values():
-        # A row's groups only grow: its units change only once it has run.
+        # A row's groups only grow: its units, and its figures, change only
+        # once it has run.
         if row.pairing == IN_WORKER and row.settled_groups != len(row.groups):
             row.paired_logs, row.within_floor = units(row.groups)
-            row.settled_groups = len(row.groups)
+            row.settled_groups, row.figures = len(row.groups), None
         if row.leader is None:      # not a comparison side by side
             settle(row, reference)
     groups = {"w": [r for r in rows.values() if r.model != "control" and r.leader is None]}

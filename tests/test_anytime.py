@@ -310,7 +310,6 @@ def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeyp
     assert figures() == memoized
 
 
-
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     """The path bench.py takes: the simulation's rows, written as a pyperf
     file (values, the reference's batches beside them, rounds) and read
