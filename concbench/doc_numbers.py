@@ -6,7 +6,7 @@ the code, or a new run of the simulation, changes the pages with it."""
 import json
 import math
 
-from concbench.analysis import anytime, race, side_by_side, stats
+from concbench.analysis import anytime, elimination, side_by_side, stats
 from concbench.run.added_rounds import SIDE_WORKERS
 from concbench.simulation import COLUMNS
 
@@ -21,7 +21,7 @@ def substitutions():
     """{name: text} of the levels, fixed in advance, that docs/statistics.md
     states."""
     alpha = anytime.ALPHA
-    race_share = alpha - race.ELIMINATION_ALPHA
+    race_share = alpha - elimination.ELIMINATION_ALPHA
     through = race_share - side_by_side.SIDE_BY_SIDE_ALPHA
     return {
         "alpha": percent(alpha),
@@ -29,9 +29,9 @@ def substitutions():
         "race_share": percent(race_share),
         "race_one_sided": "%s / (rows - 1)" % percent(1 - race_share),
         "race_two_sided": "%s / (rows - 1)" % percent(1 - 2 * race_share),
-        "elimination_share": percent(race.ELIMINATION_ALPHA),
-        "elimination_one_sided": "%s / rows" % percent(1 - race.ELIMINATION_ALPHA),
-        "elimination_two_sided": "%s / rows" % percent(1 - 2 * race.ELIMINATION_ALPHA),
+        "elimination_share": percent(elimination.ELIMINATION_ALPHA),
+        "elimination_one_sided": "%s / rows" % percent(1 - elimination.ELIMINATION_ALPHA),
+        "elimination_two_sided": "%s / rows" % percent(1 - 2 * elimination.ELIMINATION_ALPHA),
         "through_share": percent(through),
         "through_one_sided": "%s / (rows - 1)" % percent(1 - through),
         "side_share": percent(side_by_side.SIDE_BY_SIDE_ALPHA),

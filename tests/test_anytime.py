@@ -252,12 +252,12 @@ def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypa
     (no split over the rows): some lower end lies above its truth far more
     often than 5% (the leader is picked as the row that reads fastest), so
     the check above can fail."""
-    from concbench.analysis import race
+    from concbench.analysis import elimination, race
 
     read = race.Race._entries
 
     def whole_level(self, best):
-        self.alpha = anytime.ALPHA - race.ELIMINATION_ALPHA
+        self.alpha = anytime.ALPHA - elimination.ELIMINATION_ALPHA
         self.interval_alpha = 2 * self.alpha
         return read(self, best)
     monkeypatch.setattr(race.Race, "_entries", whole_level)

@@ -323,6 +323,37 @@ def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monke
     assert {r.model: s for r, _, s in Race([leader, far, close]).entries}["far"] == OPEN
 
 
+def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_intervals(
+        monkeypatch):
+    """Rows paired in their worker compare without shared rounds: the
+    leader ran rounds 0-7, a rival of the same true speed rounds 8-15, so
+    their comparison through the speedups has no interval; their own
+    intervals say the rival's time over the leader's is within 1% of 1, so
+    it is no more than 5% faster (never "the same": that reads both ends
+    at the race's whole level) and the race is answered. (With the own
+    intervals left out of the comparison, it stays open.)"""
+    from types import SimpleNamespace
+
+    from concbench.analysis import race as race_module
+    from concbench.analysis.race import OPEN, WITHIN, Race
+
+    def row(name, position, rounds):
+        rnd = random.Random(name)
+        by_round = {r: 2.0 * math.exp(rnd.gauss(0, 0.002)) for r in rounds}
+        return SimpleNamespace(name="w/" + name, model=name, position=position,
+                               pairing="worker", speedup=2.0, mean=0.5,
+                               within_floor=None, reference=None,
+                               speedups=lambda: by_round)
+    leader, rival = row("lead", 0, range(8)), row("rival", 1, range(8, 16))
+    race = Race([leader, rival])
+    (found, ratio, state), = race.entries
+    assert found is rival and state == WITHIN and race.answered
+    assert 0.99 < ratio.low < 1 < ratio.high < 1.01
+    assert race_module.compare(rival, leader, alpha=0.05) is None
+    monkeypatch.setattr(race_module, "through_own", lambda ratio, mine, theirs: ratio)
+    assert [state for _, _, state in Race([leader, rival]).entries] == [OPEN]
+
+
 def test_a_model_runs_beside_a_race_leader_in_its_worker(tmp_path):
     """A race's comparison side by side, as the master adds it (the options
     it passes its workers): sequential run beside threads-4 on 8 items of

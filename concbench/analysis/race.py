@@ -11,11 +11,16 @@ than the leader: an epsilon-good answer, the leader is the fastest or
 within 5% of it). A rival is also out, whatever rounds it shares with the
 leader, when its own speedup's interval against the reference lies below
 another row's (successive elimination's rule): a row far behind, or one
-whose rounds the leader does not share, leaves at once. The 5% is split
+whose rounds the leader does not share, leaves at once. By the same own
+intervals, a rival's time over the leader's lies between the leader's
+lower end over the rival's upper and the leader's upper over the rival's
+lower, whatever rounds they share; each comparison's interval is
+intersected with that (the lower end, which the answer reads, rests on the
+same two ends as the rule). The 5% is split
 between the two, fixed in advance: 4% over the comparisons with the
 leader, each one-sided at 96% / (rows - 1) (the interval computed is the
 two-sided one at 92% / (rows - 1), of which only the lower end is read),
-and 1% (ELIMINATION_ALPHA) over the rows' own intervals, each end
+and 1% (``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
 one-sided at 99% / rows (the two-sided interval at 98% / rows); the true
 fastest is shown slower through them only if its own upper end or
 another row's lower end is wrong, one end of each row. The true
@@ -29,16 +34,12 @@ two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 import math
 from collections import Counter
 
-from concbench.analysis import anytime
+from concbench.analysis import anytime, elimination
+from concbench.analysis.elimination import elimination_alpha, own_interval, through_own
 from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
 from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
 from concbench.schema import IN_WORKER, NONE, beside_name
-
-# The share of a race's 5% spent on its rows' own intervals against the
-# reference (the rest goes to the comparisons with the leader).
-ELIMINATION_ALPHA = 0.01
-
 
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
@@ -67,21 +68,6 @@ def standing(ratio):
     return OPEN
 
 
-def own_interval(row, alpha):
-    """(low, high) of the row's speedup against the reference at level
-    1 - ``alpha``, as its verdict reads it; (1, 1) for the reference
-    itself; None while there is none."""
-    if row is getattr(row, "reference", None):
-        return 1.0, 1.0
-    speedups = row.speedups()
-    if not speedups:
-        return None
-    found = ratio_of(speedups, alpha, floor=getattr(row, "within_floor", None))
-    if found is None or found.low is None:
-        return None
-    return found.low, found.high
-
-
 class Race:
     """Which of ``members`` is the fastest: the ``leader``, and for every
     other row its ratio against it and its standing (``entries``)."""
@@ -97,7 +83,7 @@ class Race:
             pairing in (IN_WORKER, NONE) for pairing in pairings)
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
-        spent = ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
+        spent = elimination.ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
         self.alpha = (anytime.ALPHA - spent) / self.comparisons
         self.interval_alpha = 2 * self.alpha
         # {id(benchmark side by side): its one-sided level}: the j-th of
@@ -119,6 +105,7 @@ class Race:
                 self.sides.update((model, leader))
         own = {id(row): own_interval(row, elimination_alpha(len(self.members)))
                for row in self.members}
+        self.own = own
         lows = [found[0] for found in own.values() if found]
         # Rows whose own interval lies below another row's.
         self.behind = {key for key, found in own.items()
@@ -194,12 +181,14 @@ class Race:
         scale = 1 if both else 2
         through = compare(row, best, alpha=scale * self.alpha)
         found, sign = self.beside(row, best)
-        if found is None:
+        if found is not None:
+            direct = ratio_of({number: math.exp(sign * log)
+                               for number, log in found.paired_logs.items()},
+                              scale * self.levels[id(found)], floor=found.within_floor)
+            through = joined(through, direct)
+        if both:
             return through
-        direct = ratio_of({number: math.exp(sign * log)
-                           for number, log in found.paired_logs.items()},
-                          scale * self.levels[id(found)], floor=found.within_floor)
-        return joined(through, direct)
+        return through_own(through, self.own.get(id(row)), self.own.get(id(best)))
 
     @property
     def answered(self):
@@ -269,11 +258,3 @@ class Race:
         part.beside = found.name if found is not None else beside_name(row.name,
                                                                        self.leader.model)
         return part
-
-
-def elimination_alpha(rows):
-    """The level of each row's own interval in a race of ``rows`` rows:
-    two-sided at twice ELIMINATION_ALPHA / rows, since the true fastest is
-    left out only through one end of each row's (its own upper, another's
-    lower), each one-sided at ELIMINATION_ALPHA / rows."""
-    return 2 * ELIMINATION_ALPHA / rows
