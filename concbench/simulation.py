@@ -95,21 +95,20 @@ def right_answer(race, best):
 
 
 def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
-    """One simulated run of the world ``truths`` (``synthetic.WORLDS``):
-    the preset's two rounds of every benchmark, charged to the budget,
-    then the rounds the open questions need. (The null row's verdict, the
-    1.08x row's, whether the fastest answer is right, whether every lower
-    end the race read held after every round, rounds, whether every
-    question was answered, whether the best worker count's answer is
-    right: None without a series, whether both races were answered.)"""
+    """One simulated run of the world ``truths`` (``synthetic.WORLDS``, its
+    --precision too): the preset's two rounds of every benchmark, charged to
+    the budget, then the rounds the open questions need. (The null row's
+    verdict, the 1.08x row's, whether the fastest answer is right, whether
+    every lower end the race read held after every round, rounds, whether
+    every question was answered, whether the best worker count's answer is
+    right (None without a series), whether both races were answered.)"""
     with memoized():
         return _simulate(kind, sd, rng, budget, truths)
 
 
 def _simulate(kind, sd, rng, budget, truths):
-    rows, fastest = world(kind, truths)
-    noise = Noise(kind, sd, rng)
-    preset = cost_of(rows, {})
+    rows, fastest, precision = world(kind, truths)
+    noise, preset = Noise(kind, sd, rng), cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
     spent, number, held, pending = 2 * sum(preset(name) for name in rows), 2, True, {}
@@ -118,8 +117,9 @@ def _simulate(kind, sd, rng, budget, truths):
     matrix = number
     while matrix < MOST_ROUNDS:
         groups, controls = settle_all(rows)
-        questions = all_questions(groups, controls)
-        held = held and lower_ends_hold(next(q.race for q in questions if q.kind == "fastest"))
+        questions = all_questions(groups, controls, precision)
+        held = held and lower_ends_hold(next((q.race for q in questions if q.kind == "fastest"),
+                                             None) or Race(groups["w"]))
         still = [q for q in questions if not q.answered]
         if not still:
             break
@@ -143,9 +143,9 @@ def _simulate(kind, sd, rng, budget, truths):
     count_race = Race(series) if len(series) > 1 else None
     count_right = (right_answer(count_race, max(series, key=lambda r: r.truth))
                    if count_race else None)
+    every = not any(not q.answered for q in all_questions(groups, controls, precision))
     return (rows["w/null"].verdict, rows["w/near"].verdict,
-            right_answer(race, rows["w/" + fastest]), held, matrix,
-            not any(not q.answered for q in all_questions(groups, controls)), count_right,
+            right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             race.answered and (count_race is None or count_race.answered))
 
 

@@ -288,6 +288,29 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
     assert null > 0.07 + 2.33 * math.sqrt(0.07 * 0.93 / 300), null
 
 
+def test_a_simulated_run_under_precision_asks_what_bench_py_asks_then(monkeypatch):
+    """The world ``precise`` is the default world under --precision 5, read
+    as bench.py reads a run given it: every time the questions are read,
+    they are read at that precision (the rows and the control only, no
+    race), and the runs' answers are checked like any other world's (the
+    recorded table, docs/figures.md). (A run that reads its questions
+    without the precision fails.)"""
+    from concbench import simulation
+
+    seen = []
+    real = simulation.all_questions
+
+    def spy(groups, controls, precision=None):
+        found = real(groups, controls, precision)
+        seen.append((precision, {question.kind for question in found}))
+        return found
+    monkeypatch.setattr(simulation, "all_questions", spy)
+    rates = error_rates(10, seed=5, noises=("pairs",), spreads=(0.03,), truths="precise")
+    assert seen and all(precision == 5.0 and kinds <= {"row", "control"}
+                        for precision, kinds in seen), seen[:3]
+    assert rates["pairs", 0.03].answered > 0
+
+
 def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeypatch):
     """The simulation computes each interval once within a run
     (``stats.memoized``); its figures are those of a run that computes
