@@ -71,10 +71,12 @@ venv: $(STAMP)
 # Builds with the GIL also get the packages that have no free-threaded wheel.
 EXTRAS = $(shell $(PYTHON) -c 'import sysconfig; print("test" if sysconfig.get_config_var("Py_GIL_DISABLED") else "test,gil-build")' 2>/dev/null)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt setup.cfg
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "error: $(PYTHON) is older than Python 3.10; run make PYTHON=python3.X" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
+	@# An egg-info an older install left in the top folder (setup.cfg says why).
+	rm -rf *.egg-info
 	@# --no-compile: each module compiles when first imported, not all here.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
 		-c constraints.txt -e '.[$(EXTRAS)]'

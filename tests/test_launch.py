@@ -62,3 +62,25 @@ def test_launchers_run_as_a_user_types_them():
                               text=True, timeout=120)
         assert proc.returncode == 0, (name, proc.stderr)
         assert ("sleep/" if name == "bench.py" else "\nsleep (") in proc.stdout
+
+
+def test_the_top_folder_holds_no_copy_of_the_projects_metadata():
+    """setuptools writes an editable install's egg-info into build/
+    (setup.cfg). In the top folder, the first path entry of bench.py's
+    processes, Python read the project's entry points from that copy
+    first: while tox rewrote it, a worker found no "concbench" pyperf hook
+    ("invalid choice: 'concbench'") and the benchmark failed. After the
+    .venv's install none is there, and a process whose first path entry is
+    the top folder reads the hook from the installed distribution. (With
+    setup.cfg gone, the install writes the copy and this fails.)"""
+    python = ROOT / ".venv" / "bin" / "python"
+    if not python.exists():
+        skip_or_fail("the checkout has no .venv (make venv makes it)")
+    assert not sorted(ROOT.glob("*.egg-info"))
+    found = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                            "print(m.distribution('concurrency-bench')._path); "
+                            "print(sorted(e.name for e in m.entry_points(group='pyperf.hook')))"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    where, hooks = found.stdout.splitlines()
+    assert "site-packages" in where and "'concbench'" in hooks
