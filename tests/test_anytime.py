@@ -344,7 +344,7 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     from concbench.synthetic import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
-    rows, _ = world("ar1")
+    rows, _, _ = world("ar1")
     noise = Noise("ar1", 0.1, rng)
     for number in range(5):
         run_round(rows, list(rows), number, noise, {n: 3 + number for n in rows}, rng)
