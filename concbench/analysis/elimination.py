@@ -36,8 +36,8 @@ def through_own(ratio, mine, theirs):
     the same two ends as the elimination rule (the rival's upper, the
     leader's lower), so it spends no level of its own. ``ratio`` unchanged
     where either row has no interval yet, where the own intervals' lower
-    end is no higher, or where the two do not meet (one has erred: the
-    lower of the two lower ends is kept)."""
+    end is no higher, or where the two do not meet (one of them has erred,
+    and the comparison reads as it did without its rows' own intervals)."""
     if not mine or not theirs:
         return ratio
     low, high = theirs[0] / mine[1], theirs[1] / mine[0]

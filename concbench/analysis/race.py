@@ -41,6 +41,7 @@ from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, si
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
 from concbench.schema import IN_WORKER, NONE, beside_name
 
+
 def fastest(rows):
     """The row with the best speedup against the common reference (paired
     by round: rows that ran different rounds are not ranked by their means
