@@ -354,6 +354,24 @@ def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_i
     assert [state for _, _, state in Race([leader, rival]).entries] == [OPEN]
 
 
+def test_joining_a_comparison_with_its_side_by_side_part_changes_neither():
+    """A simulated run hands the same Ratio to every reader of the same
+    rounds (``stats.memoized``), so the join that marks which part came
+    from side by side marks a copy: a later comparison through the same
+    speedups with no side-by-side part must not read one. (Without the
+    copy, the part given is marked and this fails.)"""
+    from concbench.analysis.side_by_side import joined
+    from concbench.analysis.stats import Ratio
+
+    for through, direct in ((Ratio(1.0, None, None, 0, 2), Ratio(1.02, 0.97, 1.07, 3, 4)),
+                            (Ratio(1.0, 0.8, 1.3, 2, 4), Ratio(1.02, None, None, 1, 2)),
+                            (Ratio(1.0, 0.8, 0.9, 2, 4), Ratio(1.5, 1.4, 1.6, 4, 4))):
+        found = joined(through, direct)
+        assert found.side is direct
+        assert found is not through and found is not direct
+        assert through.side is None and direct.side is None
+
+
 def test_a_model_runs_beside_a_race_leader_in_its_worker(tmp_path):
     """A race's comparison side by side, as the master adds it (the options
     it passes its workers): sequential run beside threads-4 on 8 items of

@@ -2,6 +2,8 @@
 worker, their batches paired (``schema.BESIDE``), and read at levels
 fixed in advance (``concbench.analysis.race`` reads them)."""
 
+import copy
+
 from concbench.analysis.stats import Ratio
 
 # In a race of rows paired in their worker, the share of the comparisons'
@@ -33,10 +35,12 @@ def joined(through, direct):
     (one has erred). ``side``: the side-by-side part."""
     if direct is None:
         return through
+    # A copy of either before it is marked: ``stats.memoized`` hands out
+    # the same Ratio to every reader of the same rounds.
     if direct.low is None or through is None or through.low is None:
-        found = through if direct.low is None and through is not None else direct
+        found = copy.copy(through if direct.low is None and through is not None else direct)
     elif max(through.low, direct.low) > min(through.high, direct.high):
-        found = direct
+        found = copy.copy(direct)
     else:
         found = Ratio(direct.point, max(through.low, direct.low),
                       min(through.high, direct.high), through.above, through.rounds,

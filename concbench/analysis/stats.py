@@ -7,7 +7,6 @@ holds their intervals); two files are compared once, when both are done
 """
 
 import contextlib
-import copy
 import math
 import statistics
 
@@ -86,9 +85,9 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     key = (tuple(sorted(by_round.items())), alpha, floor)
     if key not in _memo:
         _memo[key] = _ratio_of(by_round, alpha, floor)
-    found = _memo[key]
-    # A copy: a race marks the comparison it returns (``side``).
-    return copy.copy(found) if found is not None else None
+    # The same Ratio to every reader: none changes one it did not make
+    # (``side_by_side.joined`` copies before it marks one).
+    return _memo[key]
 
 
 # {(rounds, alpha, floor): Ratio} while ``memoized``; None otherwise.
@@ -97,8 +96,8 @@ _memo = None
 
 @contextlib.contextmanager
 def memoized():
-    """Within it, ``ratio_of`` computes each interval once and returns a
-    copy when asked again. A simulated run (``concbench.simulation``) reads
+    """Within it, ``ratio_of`` computes each interval once and returns the
+    same Ratio when asked again. A simulated run (``concbench.simulation``) reads
     every row after every round, and most rows got no round since the last
     reading; the intervals are the same, in a quarter less time. Only within
     one run, so that a test that changes how intervals are computed between
