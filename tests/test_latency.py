@@ -179,20 +179,22 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     # Sequential serves 20 items/s of 50 ms: from 25/s its 12th item waits
     # for the 11 before it (160 ms against a bound of 100 ms), so it cannot
     # keep up at any rate, however quiet the machine. asyncio waits for all
-    # 12 at once: it keeps up at every rate on a quiet machine; a busy one
-    # can delay a batch past the bound (a throttled CPU stalled 20 ms items
-    # past a 40 ms bound at every rate but 25/s), so only "at some rate
-    # sequential cannot" is asserted of it, with 50 ms of room.
+    # 12 at once, so it keeps up at 25/s, a rate sequential cannot keep up
+    # with; that is what is asserted of it. At 400/s and up its 12 items
+    # are due within 30 ms or less, and a stall of a millisecond or two near
+    # their end reads as lateness that grows (overloaded): in a whole `make
+    # test` on a slow day it kept up at 100/s and no higher, quiet alone at
+    # 400/s and 6400/s, beside two busy loops at every rate (docs/figures.md,
+    # "Latency per item, and open loop"). A model that runs its items one
+    # after another (sequential's knee) fails it.
     parts = {model: (held, notes) for model, held, notes in re.findall(
         r"(\S+) (none|[\d.]+/s)(?: \(([^)]*)\))?", line.split(": ", 2)[-1])}
     assert set(parts) == {"sequential", "asyncio"}, line
     held, notes = parts["sequential"]
     assert held == "none" and notes.startswith("knee 25/s"), line
     held, notes = parts["asyncio"]
-    kept = ([float(held.rstrip("/s"))] if held != "none" else []) + [
-        float(rate.rstrip("/s)")) for rate in notes.partition("kept up again at ")[2].split(", ")
-        if rate]
-    assert any(rate > 100 for rate in kept), line
+    # Kept up from the lowest rate on (a held rate has every lower one kept).
+    assert held != "none", line
     if held != "none" and "knee " in notes:
         assert float(notes.split("knee ")[1].split("/s")[0]) > float(held.rstrip("/s")), line
     text = run([REPORT, "s.json"], tmp_path).stdout
