@@ -179,23 +179,25 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     # Sequential serves 20 items/s of 50 ms: from 25/s its 12th item waits
     # for the 11 before it (160 ms against a bound of 100 ms), so it cannot
     # keep up at any rate, however quiet the machine. asyncio waits for all
-    # 12 at once, so it keeps up at 25/s, a rate sequential cannot keep up
-    # with; that is what is asserted of it. At 400/s and up its 12 items
-    # are due within 30 ms or less, and a stall of a millisecond or two near
-    # their end reads as lateness that grows (overloaded): in a whole `make
-    # test` on a slow day it kept up to 100/s; quiet and alone, to 400/s
-    # and again at 6400/s; beside two busy loops, at every rate
-    # (docs/figures.md, "Latency per item, and open loop"). A model that
-    # runs its items one after another (sequential's knee) fails it.
+    # 12 at once, so it can keep up at every rate; but a stall of the
+    # machine marks any one rate as not kept up (lateness that grows from
+    # the first quarter of the items to the last, or a p99 past the bound):
+    # in a whole `make test` on a slow day it kept up to 100/s, under a
+    # 1-CPU quota at 100, 1600 and 6400/s but not 25/s, quiet and alone to
+    # 400/s and again at 6400/s (docs/figures.md, "Latency per item, and
+    # open loop"). So what is asserted of it is a rate it kept up with,
+    # which sequential did at none; a model that runs its items one after
+    # another keeps up at none and fails it.
     parts = {model: (held, notes) for model, held, notes in re.findall(
         r"(\S+) (none|[\d.]+/s)(?: \(([^)]*)\))?", line.split(": ", 2)[-1])}
     assert set(parts) == {"sequential", "asyncio"}, line
     held, notes = parts["sequential"]
     assert held == "none" and notes.startswith("knee 25/s"), line
     held, notes = parts["asyncio"]
-    # Kept up from the lowest rate on (a held rate has every lower one kept).
-    assert held != "none", line
-    if "knee " in notes:
+    kept = ([held] if held != "none" else []) + [
+        rate for rate in notes.partition("kept up again at ")[2].split(", ") if rate]
+    assert kept, line
+    if held != "none" and "knee " in notes:
         assert float(notes.split("knee ")[1].split("/s")[0]) > float(held.rstrip("/s")), line
     text = run([REPORT, "s.json"], tmp_path).stdout
     assert "rate sweep sleep" in text
