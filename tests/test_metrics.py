@@ -1,5 +1,6 @@
 """Per-run figures: process-tree memory, CPU, counts, as pyperf JSON."""
 
+import functools
 import os
 import time
 
@@ -19,11 +20,23 @@ TOUCH = 200 * MIB
 
 
 def touch_memory(item):
-    """Allocate and write 200 MiB, hold it a while, free it. Held 1 s: with
-    0.4 s, a busy machine (the other core on another test) once let the
-    sampler see two pool processes' 200 MiB at once only in part (371 MB
-    above the base)."""
+    """Allocate and write 200 MiB, hold it a while, free it."""
     block = b"\x01" * TOUCH
+    time.sleep(1.0)
+    return item + len(block) // TOUCH
+
+
+def touch_memory_together(meeting, item):
+    """Allocate and write 200 MiB, then wait until every item of the batch
+    holds its block, hold 1 s more, free it. Held a fixed 1 s without the
+    wait, the two pool processes' blocks overlapped only in part under a
+    1-CPU quota (363 MiB above the base), since one process could wait for
+    the CPU through most of the other's hold."""
+    block = b"\x01" * TOUCH
+    open(os.path.join(meeting, str(item)), "w").close()
+    deadline = time.monotonic() + 60
+    while len(os.listdir(meeting)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     time.sleep(1.0)
     return item + len(block) // TOUCH
 
@@ -38,6 +51,19 @@ class Touch(Workload):
 
     def sync_function(self):
         return touch_memory
+
+
+class TouchTogether(Touch):
+    """Two items that hold their blocks at the same time, however the
+    machine schedules them; never run one after the other (each would
+    wait 60 s for the other)."""
+    meeting = None
+
+    def sync_function(self):
+        return functools.partial(touch_memory_together, self.meeting)
+
+    def reference(self, items):
+        return [item + 1 for item in items]
 
 
 def helpers():
@@ -57,9 +83,9 @@ def helpers():
     return count
 
 
-def measure(model_name):
+def measure(model_name, workload=None):
     hook = RunFigures()
-    cell = Bench(Touch(), models.parse(model_name))
+    cell = Bench(workload or Touch(), models.parse(model_name))
     before = helpers()
     with hook:
         worker.time_batches(1, cell)
@@ -70,12 +96,16 @@ def measure(model_name):
 
 
 @pytest.mark.parametrize("model_name", ["processes-2-chunk-1", "threads-2"])
-def test_two_workers_touching_200_mib_show_400_mib(model_name):
-    figures = measure(model_name)
+def test_two_workers_touching_200_mib_show_400_mib(model_name, tmp_path):
+    workload = TouchTogether()
+    workload.meeting = str(tmp_path)
+    figures = measure(model_name, workload)
     print("%s: %s" % (model_name, figures))
     assert figures["mem_method"] == "pss"
     # 400-409 MiB added beside one busy loop (four runs of the suite); under
-    # a 1-CPU quota: 400-462 MiB (five runs).
+    # a 1-CPU quota: 400-462 MiB (five runs). With the items meeting, under
+    # a 1-CPU quota shared with a busy loop: processes 406-427 MiB, threads
+    # 400 MiB (five runs of this test).
     assert figures["mem_tree_peak"] - figures["mem_tree_base"] >= 2 * TOUCH * 0.95
     assert figures["mem_tree_peak"] >= 2 * TOUCH
     if model_name.startswith("processes"):
