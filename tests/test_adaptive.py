@@ -520,8 +520,16 @@ def test_one_round_then_rounds_until_decided(tmp_path):
     # The control runs beside its reference, so that the two pair.
     assert set(found["sleep/control"]) <= set(rounds)
     assert "control: " in proc.stderr.strip().splitlines()[-1]
-    assert entry["takeaways"][0].startswith(("fastest: asyncio (",
-                                             "fastest: undecided; asyncio leads")), entry
+    # Decided, the fastest is the truth. Undecided, the answer still names
+    # asyncio, and leads with a row faster than sequential: beside a busy
+    # loop and a suite under a 1-CPU quota, asyncio's 5 ms sleeps once
+    # waited for a CPU (p99 36 ms, 13.9 ms +- 10.1 ms a batch), and
+    # threads-2 led, not told apart from it.
+    takeaway = entry["takeaways"][0]
+    assert takeaway.startswith("fastest: asyncio (") or (
+        takeaway.startswith(("fastest: undecided; asyncio leads",
+                             "fastest: undecided; threads-2 leads"))
+        and "asyncio" in takeaway), entry
     # --append goes on numbering the rounds.
     more = run_bench(SLEEP + ["-p", "1", "--append", "a.json"],
                      tmp_path)
