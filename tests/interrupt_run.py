@@ -301,7 +301,7 @@ def main(spec):
             "left_at_2": left_at_2 or [], "gone": gone, "worker_killed": killed,
             "left": [c for _, c in left], "names": names, "invalid": invalid,
             "temporary": [n for n in os.listdir(workdir) if n.startswith(".out.json.")],
-            "stderr_tail": err.strip().splitlines()[-3:],
+            "stderr_tail": err.strip().splitlines()[-12:],
             # bench.py's own last words, or pyperf's for its master: a worker
             # the Ctrl-C caught as Python started writes "Fatal Python
             # error: " and the rest of its line in pieces, and the master's

@@ -333,3 +333,33 @@ def test_a_server_that_fails_to_start_is_one_error_and_leaves_nothing():
         local.start()
     assert not server_group_alive(local)
     local.stop()    # again: nothing to do
+
+
+@pytest.mark.parametrize("signalled", [True, False])
+def test_an_error_raised_while_a_signal_unwinds_the_run_reads_as_the_signal(
+        monkeypatch, capsys, signalled):
+    """Once, beside a busy loop, SIGHUP ended bench.py with a traceback from
+    pyperf closing a worker's pipe (EBADF) as the signal unwound it, and no
+    word of the signal. The error is reported as the stop it came from; one
+    with no signal behind it still propagates."""
+    from concbench.run import cli
+    from concbench.run.cleanup import Stopped
+
+    def run_bench(program_args, opened):
+        read, write = os.pipe()
+        os.close(read)
+        os.close(write)
+        try:
+            if signalled:
+                raise Stopped(signal.SIGHUP)
+        finally:
+            os.close(read)      # EBADF
+    monkeypatch.setattr(cli, "run_bench", run_bench)
+    if signalled:
+        with pytest.raises(SystemExit) as stopped:
+            cli.main(program_args=[])
+        assert stopped.value.code == 128 + signal.SIGHUP
+        assert capsys.readouterr().err == "bench.py: stopped by SIGHUP\n"
+    else:
+        with pytest.raises(OSError):
+            cli.main(program_args=[])

@@ -74,13 +74,29 @@ def main(prog="bench.py", program_args=None):
         run_bench(program_args, opened)
     except TaskFailed as exc:
         fail(str(exc), status=exc.status)
-    except (KeyboardInterrupt, Stopped) as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
+    except (KeyboardInterrupt, Stopped, Exception) as exc:
+        stop = stopping(exc)
+        if stop is None:
+            raise
+        signum = getattr(stop, "signum", signal.SIGINT)
         if "--worker" not in sys.argv:      # the master speaks for its workers
             print("%s: stopped by %s%s" % (progress.PROG, signal.Signals(signum).name,
                                            kept_note(opened[0] if opened else None)),
                   file=sys.stderr, flush=True)
         sys.exit(128 + signum)
+
+
+def stopping(exc):
+    """The signal's exception (KeyboardInterrupt or Stopped) that ``exc``
+    is, or that was being handled when ``exc`` was raised; else None. A
+    signal can land where unwinding raises again: once, beside a busy
+    loop, SIGHUP ended bench.py in pyperf's closing of a worker's pipe
+    (OSError, EBADF), with a traceback and no word of the signal."""
+    while exc is not None:
+        if isinstance(exc, (KeyboardInterrupt, Stopped)):
+            return exc
+        exc = exc.__context__
+    return None
 
 
 def run_bench(program_args, opened):
