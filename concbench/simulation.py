@@ -19,7 +19,9 @@ The rows and the kinds of noise are ``concbench.synthetic``'s.
 """
 import argparse
 import datetime
+import itertools
 import json
+import multiprocessing
 import os
 import random
 import sys
@@ -149,20 +151,27 @@ def _simulate(kind, sd, rng, budget, truths):
             race.answered and (count_race is None or count_race.answered))
 
 
+def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
+    """One cell's runs in order, without end: its first N are those of
+    ``error_rates`` in one process, so a check can read N, then go on."""
+    rng = random.Random("%d/%s/%g/%d%s" % (seed, kind, sd, part,
+                                           "" if truths == "default" else "/" + truths))
+    while True:
+        yield simulate(kind, sd, rng, budget, truths)
+
+
 def _runs(task):
-    kind, sd, count, seed, budget, truths = task
-    rng = random.Random(seed)
-    return [simulate(kind, sd, rng, budget, truths) for _ in range(count)]
+    count, arguments = task
+    return list(itertools.islice(cell_runs(*arguments), count))
 
 
 class Rates:
     """One cell's figures: a true 1.00x called faster or slower (``null``),
     a true 1.08x called the same (``near``), "fastest" wrong (``wrong``: the
-    true fastest left out, or answered with a leader more than 5% slower),
-    the best worker count wrong alike (``count``), some lower end the race read above its truth at some round
-    (``lower``), the share of runs that answered every question
-    (``answered``) and both races (the fastest and the best worker count:
-    ``raced``), and the median rounds (``rounds``)."""
+    true fastest left out, or a leader over 5% slower), the best worker
+    count wrong alike (``count``), a lower end read above its truth at some
+    round (``lower``), the runs that answered every question (``answered``)
+    and both races (``raced``), and the median rounds (``rounds``)."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)
@@ -188,20 +197,14 @@ def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
     figures do not depend on how many)."""
     cells = [(kind, sd) for kind in noises for sd in spreads]
     chunks = max(1, processes)
-    tasks = [(kind, sd, trials // chunks + (part < trials % chunks),
-              "%d/%s/%g/%d%s" % (seed, kind, sd, part,
-                                 "" if truths == "default" else "/" + truths),
-              budget, truths)
+    tasks = [(trials // chunks + (part < trials % chunks), (kind, sd, seed, budget, truths, part))
              for kind, sd in cells for part in range(chunks)]
     if processes > 1:
-        import multiprocessing
-
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             done = pool.map(_runs, tasks)
     else:
         done = [_runs(task) for task in tasks]
-    return {cell: Rates([run for part in done[position * chunks:(position + 1) * chunks]
-                         for run in part])
+    return {cell: Rates(sum(done[position * chunks:(position + 1) * chunks], []))
             for position, cell in enumerate(cells)}
 
 
@@ -238,17 +241,14 @@ def _commit():
     """The checkout's commit, where the code runs from a clean one; else None."""
     import subprocess
 
-    here = os.path.dirname(os.path.abspath(__file__))
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
-                              capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True, timeout=10)
+        found = subprocess.run(["git", "describe", "--always", "--dirty", "--exclude=*"],
+                               cwd=os.path.dirname(os.path.abspath(__file__)),
+                               capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    if head.returncode or dirty.returncode or dirty.stdout.strip():
-        return None
-    return head.stdout.strip()
+    name = found.stdout.strip()
+    return None if found.returncode or name.endswith("-dirty") else name
 
 
 def main(argv=None):

@@ -20,9 +20,9 @@ TOX_FILES = {"test_versions.py", "test_interpreters.py", "test_transparency.py"}
 # process each: the suite never runs more than two tests' work at once,
 # which its margins were measured beside).
 SPREAD_FILES = {"test_anytime.py"}
-# The longest groups go out first (a minute or more each: the tox
-# environments' files, and the simulations of known truth), so that the
-# short ones even out the two processes' ends.
+# The longest groups go out first (the tox environments' files, minutes
+# together, and the simulations of known truth, half a minute or more
+# each), so that the short ones even out the two processes' ends.
 FIRST = ("tox", "test_anytime.py::test_the_runs_answers",
          "test_anytime.py::test_a_races_lower_ends")
 
