@@ -78,10 +78,14 @@ def simulation(path):
 
 def _pass_chance(trials, rate=0.07, limit=anytime.ALPHA):
     """The chance that a method erring at ``rate`` shows ``limit`` or less
-    in ``trials`` runs (a binomial tail)."""
-    most = int(math.floor(limit * trials + 1e-9))
-    return sum(math.comb(trials, k) * rate ** k * (1 - rate) ** (trials - k)
-               for k in range(most + 1))
+    in ``trials`` runs."""
+    return binomial_below(int(math.floor(limit * trials + 1e-9)), trials, rate)
+
+
+def binomial_below(errors, runs, rate):
+    """The chance of ``errors`` or fewer in ``runs`` at a true ``rate``."""
+    return sum(math.comb(runs, k) * rate ** k * (1 - rate) ** (runs - k)
+               for k in range(errors + 1))
 
 
 def _table(cells):

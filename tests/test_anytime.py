@@ -21,6 +21,7 @@ from concbench.analysis.pairs import in_worker
 from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
                                       verdict, within_floor)
 from concbench.analysis.unpaired import t_critical_95
+from concbench.doc_numbers import binomial_below
 
 # Simulated runs per cell, and the Monte Carlo margin. A cell is read after
 # 250, 500 and 1,000 of its runs (the same seeded runs, in order): before
@@ -35,17 +36,11 @@ LOOKS = (250, 500, TRIALS)
 EARLY = 0.001
 
 
-def binomial_below(errors, runs, rate=0.07):
-    """The chance of ``errors`` or fewer in ``runs`` at a true ``rate``."""
-    return sum(math.comb(runs, k) * rate ** k * (1 - rate) ** (runs - k)
-               for k in range(errors + 1))
-
-
 def passes(counts, runs, early=EARLY):
     """Whether a cell whose error counts are ``counts`` after ``runs`` runs
     (one of LOOKS) passes there; None if it is to be read on."""
     if runs < TRIALS:
-        return True if all(binomial_below(c, runs) <= early for c in counts) else None
+        return True if all(binomial_below(c, runs, 0.07) <= early for c in counts) else None
     return all(c <= 0.05 * runs for c in counts)
 
 
