@@ -449,3 +449,50 @@ def test_a_bad_driver_for_the_url_is_one_line(tmp_path):
                      "--db-driver", "psycopg"], tmp_path)
     assert bad.returncode == 2
     assert "driver psycopg is for postgresql" in bad.stderr
+
+
+def _gone(pid):
+    """Ended (a zombie waiting for init counts as ended)."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_initdbs_own_children_end_with_a_killed_master(tmp_path):
+    """initdb's bootstrap backends are its children: killed outright, bench.py's
+    master takes them with it (servers/postgres.py's GUARD), where initdb
+    alone would die and they would go on. Two sleeps stand for them."""
+    pids = tmp_path / "pids"
+    master = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from concbench.servers import postgres; "
+        "postgres._run(['sh', '-c', 'sleep 60 & echo $! >> %s; sleep 60 & echo $! >> %s; wait'],"
+        " None)") % (pids, pids)])
+    deadline = time.monotonic() + 30
+    while len(pids.read_text().split() if pids.exists() else []) < 2:
+        assert time.monotonic() < deadline and master.poll() is None
+        time.sleep(0.05)
+    sleeps = [int(pid) for pid in pids.read_text().split()]
+    try:
+        master.kill()
+        master.wait()
+        deadline = time.monotonic() + 2
+        while not all(map(_gone, sleeps)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(map(_gone, sleeps)), sleeps
+    finally:
+        for pid in sleeps:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+def test_initdbs_first_error_is_the_one_line():
+    from concbench.servers.postgres import Unavailable, _run
+
+    with pytest.raises(Unavailable, match=r"^sh failed: initdb: error: no room$"):
+        _run(["sh", "-c", "echo 'initdb: error: no room' >&2; echo cleaning up >&2; exit 3"],
+             None)
