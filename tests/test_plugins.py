@@ -262,6 +262,63 @@ def test_workload_module(tmp_path, how):
         assert run["items"] in (200, 20) and run["failures"] == 0
 
 
+EXIT_MARKS = '''
+import atexit
+import os
+
+from concbench.workloads.simple import workload
+
+MARKS = %r
+
+
+def mark(what):
+    open(os.path.join(MARKS, "%%s-%%d" %% (what, os.getpid())), "w").close()
+
+
+class Teardown:
+    """Marks the interpreter's teardown, which clears the module's globals."""
+
+    def __init__(self):
+        self.path = os.path.join(MARKS, "teardown-%%d" %% os.getpid())
+
+    def __del__(self, open=open):
+        open(self.path, "w").close()
+
+
+KEPT = Teardown()
+atexit.register(mark, "atexit")
+
+
+@workload("echo", items=lambda rnd, count: list(range(count)), count=5)
+def echo(item):
+    return item
+'''
+
+
+def test_a_workers_exit_handlers_run_and_its_teardown_is_skipped(tmp_path):
+    """A worker that wrote its run skips the interpreter's teardown
+    (concbench.run.cli.skip_teardown), but only after every exit handler,
+    a workload module's among them; the master ends as Python ends."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "mine.py").write_text(EXIT_MARKS % str(marks))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench.py"), "--workload-module",
+                             "mine.py", "--workload", "echo", "--model", "sequential,threads-2",
+                             "--no-control", "-p", "1", "-n", "1", "-w", "0", "-o", "e.json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    found = {}
+    for path in marks.iterdir():
+        what, _, pid = path.name.partition("-")
+        found.setdefault(int(pid), set()).add(what)
+    # The master's teardown runs the marker's __del__: the module can see it.
+    assert found.pop(proc.pid) == {"atexit", "teardown"}
+    assert len(found) == 2, found    # one worker for each of the two benchmarks
+    assert all(marked == {"atexit"} for marked in found.values()), found
+
+
 def test_bad_workload_modules(tmp_path):
     (tmp_path / "raises.py").write_text("raise RuntimeError('broken on purpose')\n")
     (tmp_path / "empty.py").write_text("import json\n")
