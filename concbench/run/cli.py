@@ -71,13 +71,14 @@ def matrix_or_fail(args, left_out=None):
 def main(prog="bench.py", program_args=None):
     progress.PROG = prog
     opened = []     # the results file, once it is open
-    if "--worker" in sys.argv:
+    worker = "--worker" in sys.argv
+    if worker:
         # Registered before anything else, so that it runs after every other
         # exit handler (the model's, the sampler's, multiprocessing's).
         atexit.register(skip_teardown)
     try:
         run_bench(program_args, opened)
-        if "--worker" in sys.argv:
+        if worker:
             _worker_done.append(True)
     except TaskFailed as exc:
         fail(str(exc), status=exc.status)
@@ -86,7 +87,7 @@ def main(prog="bench.py", program_args=None):
         if stop is None:
             raise
         signum = getattr(stop, "signum", signal.SIGINT)
-        if "--worker" not in sys.argv:      # the master speaks for its workers
+        if not worker:      # the master speaks for its workers
             print("%s: stopped by %s%s" % (progress.PROG, signal.Signals(signum).name,
                                            kept_note(opened[0] if opened else None)),
                   file=sys.stderr, flush=True)
