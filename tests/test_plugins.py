@@ -319,6 +319,56 @@ def test_a_workers_exit_handlers_run_and_its_teardown_is_skipped(tmp_path):
     assert all(marked == {"atexit"} for marked in found.values()), found
 
 
+LOADED = '''
+import atexit
+import os
+import sys
+
+from concbench.workloads.simple import workload
+
+FOLDER = %r
+MASTER_ONLY = ("concbench.run.master", "concbench.run.allocation",
+               "concbench.run.added_rounds", "concbench.run.calibration", "concbench.analysis")
+
+
+def loaded():
+    with open(os.path.join(FOLDER, str(os.getpid())), "w") as out:
+        out.write(",".join(sorted(name for name in sys.modules
+                                  if name.startswith(MASTER_ONLY))))
+
+
+atexit.register(loaded)
+
+
+@workload("echo", items=lambda rnd, count: list(range(count)), count=5)
+def echo(item):
+    return item
+'''
+
+
+def test_a_worker_imports_nothing_of_the_masters_loop(tmp_path):
+    """A worker (hundreds in a run, each a new interpreter) registers the
+    schedule and times one task: it does not import the master's loop, its
+    allocation and the statistics it reads, which the master alone runs
+    (concbench.run.tasks); every module imported costs every worker."""
+    folder = tmp_path / "loaded"
+    folder.mkdir()
+    (tmp_path / "mine.py").write_text(LOADED % str(folder))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench.py"), "--workload-module",
+                             "mine.py", "--workload", "echo", "--model", "sequential,threads-2",
+                             "-p", "1", "-n", "1", "-w", "0", "-o", "l.json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    found = {int(path.name): path.read_text().split(",") for path in folder.iterdir()}
+    master = found.pop(proc.pid)
+    assert {"concbench.run.master", "concbench.run.allocation",
+            "concbench.analysis.race"} <= set(master), master
+    assert len(found) == 3, found    # a worker for each benchmark, the control's too
+    assert all(names == [""] for names in found.values()), found
+
+
 def test_bad_workload_modules(tmp_path):
     (tmp_path / "raises.py").write_text("raise RuntimeError('broken on purpose')\n")
     (tmp_path / "empty.py").write_text("import json\n")

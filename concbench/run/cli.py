@@ -20,7 +20,6 @@ from concbench.run.checks import open_results, preflight, provide_services
 from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                    stop_descendants)
 from concbench.run.lifeline import follow
-from concbench.run.master import TaskFailed, kept_note, run_matrix
 from concbench.run.matrix import MatrixError, build_matrix
 from concbench.run.options import (WORKLOAD_DEST, add_options, forward_options,
                                    preset_from_argv, workload_module_from_argv)
@@ -30,6 +29,7 @@ from concbench.run.progress import fail, say
 from concbench.run.results import OutputError, check_output
 from concbench.run.suite import (enable_run_figures, expected_gil, force_gil, suite_metadata,
                                  warn_gil)
+from concbench.run.tasks import TaskFailed, kept_note, run_worker
 from concbench.servers import raise_nofile_limit
 
 
@@ -193,5 +193,12 @@ def run_bench(program_args, opened):
     if scaled and not args.worker:
         print("%s: scaled down on purpose: %s" % (args.preset, scaled),
               file=sys.stderr, flush=True)
+    if args.worker:
+        run_worker(runner, args, matrix, results)
+        return
+    # The master's loop, imported by the master alone: a worker does not
+    # pay for the allocation and the statistics (concbench.run.tasks).
+    from concbench.run.master import run_matrix
+
     expected = expected_gil(args)
     run_matrix(runner, args, matrix, results, lambda run: warn_gil(run, expected))

@@ -9,8 +9,6 @@ after the preset's rounds hands the rest of the budget to
 ``concbench.run.allocation``.
 """
 
-import contextlib
-import io
 import statistics
 import time
 
@@ -18,56 +16,19 @@ from concbench.schema import beside_of
 from concbench.run import calibration, costs
 from concbench.run.added_rounds import add_rounds
 from concbench.run.allocation import Allocation
-from concbench.run.partner import model_forked
 from concbench.run.plan import Plan
-from concbench.run.worker import time_batches
 from concbench.run.cleanup import stop_if_signalled
 from concbench.run.matrix import base_count, beside_bench
 from concbench.run.progress import Progress, say, unstable_summary
-from concbench.run.schedule import (filed, next_round, parse_extra, runs_before, schedule,
-                                     task_name)
-
-
-class TaskFailed(Exception):
-    """A worker failed, or ran another task than the one due: one line for
-    the user (``status``: the exit status)."""
-
-    def __init__(self, message, status=1):
-        super().__init__(message)
-        self.status = status
-
-
-def runs_here(args, index):
-    """Whether this process times benchmark ``index``: a worker runs the one
-    pyperf selected (or all, without --worker-task); the master none."""
-    return args.worker and args.worker_task in (None, index)
+from concbench.run.schedule import filed, next_round, task_name
+from concbench.run.tasks import TaskFailed, run_task, tasks_of
 
 
 def run_matrix(runner, args, matrix, results, gil_check):
-    """Every task of the schedule; in the master, then the added rounds.
+    """Every task of the schedule, then the added rounds.
     ``gil_check(run)``: warns once per benchmark of a worker whose GIL
     state was not the one asked for (True when it did)."""
-    extra = parse_extra(args.extra_rounds)
-    tasks = schedule(base_count(matrix), args.rounds, args.order_seed,
-                     interleave=not args.pyperf_order, extra=extra)
-    if args.worker:
-        # pyperf runs the task at this worker's position; the others are
-        # registered only to count positions.
-        earlier = runs_before(tasks)
-        for position, (round_number, index) in enumerate(tasks):
-            bench = matrix[index]
-            metadata = None
-            if runs_here(runner.args, position):
-                bench.round = round_number
-                # Its own runs alternate sides, whichever rounds it runs in.
-                bench.model_forked = model_forked(
-                    None if round_number is None else earlier[position])
-                bench.warmups = runner.args.warmups or 0
-                bench.inputs = args.inputs_folder
-                metadata = bench.metadata()
-            run_task(runner, bench, task_name(bench.name, round_number),
-                     metadata, results)
-        return
+    tasks = tasks_of(args, matrix)
     plan = Plan(args.max_time, args.precision)
     progress = Progress(len(tasks), len(matrix))
     say("%s: %d benchmarks x %d %s (order seed %d)%s%s" % (
@@ -221,38 +182,3 @@ class Master:
         rounds = self.args.rounds + len(extra) - 1
         for _, index in round_tasks(indexes, self.args.order_seed, rounds):
             self.run(rounds, index, False)
-
-
-def run_task(runner, bench, name, metadata, results):
-    """One bench_time_func call; pyperf's own console output only with -v."""
-    quiet = contextlib.nullcontext() if runner.args.verbose or runner.args.worker \
-        else contextlib.redirect_stdout(io.StringIO())
-    try:
-        with quiet:
-            return runner.bench_time_func(name, time_batches, bench,
-                                          metadata=metadata)
-    except RuntimeError as exc:
-        # pyperf's master reports a worker that failed this way; the
-        # worker printed its own error above.
-        raise TaskFailed("benchmark %s failed (%s)%s" % (bench.name, exc,
-                                                          kept_note(results))) from None
-    except SystemExit as exc:
-        # pyperf's master exits 124 when a worker outlives --timeout, after
-        # printing why to the stdout that is hidden here.
-        if exc.code != TIMED_OUT or runner.args.worker:
-            raise
-        raise TaskFailed("benchmark %s: its worker ran longer than --timeout %s s and "
-                         "was stopped%s" % (bench.name, runner.args.timeout,
-                                            kept_note(results)), TIMED_OUT) from None
-
-
-# pyperf's exit status when a worker timed out (timeout(1)'s).
-TIMED_OUT = 124
-
-
-def kept_note(results):
-    """Where the runs of the benchmarks completed so far are kept, if any."""
-    if not results or not results.path or not results.saved:
-        return ""
-    return "; the runs of %d benchmark(s) completed before it are in %s" % (
-        results.saved, results.path)
