@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from concbench.run import master
+from concbench.run import tasks
 from concbench import models, workloads
 from concbench.run.matrix import MatrixError, build_matrix
 from concbench.run.options import forward_options, parser, workload_options
@@ -165,11 +165,11 @@ def test_only_the_benchmark_a_worker_runs_gets_its_metadata():
     class Args:
         worker = True
         worker_task = 3
-    assert [master.runs_here(Args, i) for i in range(5)] == [False] * 3 + [True, False]
+    assert [tasks.runs_here(Args, i) for i in range(5)] == [False] * 3 + [True, False]
     Args.worker_task = None     # --worker alone: every benchmark, in process
-    assert master.runs_here(Args, 0) and master.runs_here(Args, 4)
+    assert tasks.runs_here(Args, 0) and tasks.runs_here(Args, 4)
     Args.worker = False         # the master times nothing
-    assert not master.runs_here(Args, 0)
+    assert not tasks.runs_here(Args, 0)
 
 
 @pytest.mark.parametrize("name", ["sequential", "threads-4", "threads-4-reuse",
