@@ -4,7 +4,9 @@ model agrees with what a bare script of the same work measures
 collection, no priming), on the GIL build and on every free-threaded
 build found. One model of each family runs encode's items: threads over
 chunks, a process pool, asyncio, and threads each running a loop. The
-bare script runs before and after bench.py, in the same test.
+bare script and bench.py take turns in the same test (bare, bench.py,
+bare, bench.py, bare), so that a load that comes and goes (the other
+test process) meets both sides alike.
 
 The margin is as wide as a 2-core VM's noise needs on a busy day (a
 run's speedup moved by about 10% from one run to the next, its CPUs
@@ -36,13 +38,18 @@ BARE = str(ROOT / "tests" / "bare_models.py")
 REPORT = str(ROOT / "report.py")
 MODELS = ["threads-2-chunk-125", "processes-2-chunk-125", "asyncio", "hybrid-2"]
 ITEMS = 1000
-# bench.py: two workers a model, each its warm-up pair and 6 timed pairs;
-# the bare script: 6 rounds of each model before it and 6 after, each
-# model in a process of its own (a process pool forked after threads ran
-# is not the one a script of processes alone forks). Two runs a side: most
-# of this machine's noise lies between runs (its CPUs switch speeds).
-RUNNER = ["-p", "2", "-n", "6", "-w", "1"]
-BARE_ROUNDS = 6
+# bench.py: two turns of one worker a model, each its warm-up pair and 6
+# timed pairs (the second --append-ed to the first's file); the bare
+# script: three turns, before, between and after them, of 4 rounds of each
+# model, each model in a process of its own (a process pool forked after
+# threads ran is not the one a script of processes alone forks). Several
+# runs a side: most of this machine's noise lies between runs (its CPUs
+# switch speeds). With one turn of each before and after bench.py's two
+# workers, beside one busy loop, processes-2-chunk-125 on 3.13t read 0.56x
+# in bench.py against 0.26x in the bare script once in five whole suites.
+TURNS = 2
+RUNNER = ["-p", "1", "-n", "6", "-w", "1"]
+BARE_ROUNDS = 4
 # How far bench.py's speedup may be from the bare script's. The other
 # test process runs beside this one and takes a CPU at moments of its own:
 # in a whole `make test` on 3.13.5t, processes-2-chunk-125 read 1.10x in
@@ -71,13 +78,18 @@ def bare_pairs(python, cwd):
     return found
 
 
-def bench_speedups(python, folder):
-    """({model: the speedup bench.py reports}, its runs' metadata)."""
-    out = folder / "t.json"
+def bench_turn(python, folder, out, first):
+    """One turn of bench.py: a worker a model, written to ``out`` (the
+    first turn) or appended to it."""
     proc = run_python(python, [ROOT / "bench.py", "--workload", "encode", "--items", ITEMS,
                                "--model", ",".join(["sequential"] + MODELS),
-                               "--no-control", "--quiet", "-o", out] + RUNNER, folder)
+                               "--no-control", "--quiet", "-o" if first else "--append", out]
+                      + RUNNER, folder)
     assert proc.returncode == 0, proc.stderr
+
+
+def bench_speedups(folder, out):
+    """({model: the speedup bench.py reports}, its runs' metadata)."""
     shown = run([REPORT, out, "--format", "json"], folder)
     assert shown.returncode == 0, shown.stderr
     speedups = {row["benchmark"].split("/", 1)[1]: row["speedup"]
@@ -101,13 +113,17 @@ def geometric_pair(runs):
 
 
 def compare(python, folder):
-    """{model: (bench.py's speedup, the bare script's)}, bench.py run
-    between two runs of the bare script, and bench.py's runs' metadata."""
-    before = bare_pairs(python, folder)
-    speedups, runs = bench_speedups(python, folder)
-    after = bare_pairs(python, folder)
-    return {model: (speedups[model], geometric_pair([before[model], after[model]]))
-            for model in MODELS}, runs
+    """{model: (bench.py's speedup, the bare script's)}, bench.py's turns
+    between the bare script's, and bench.py's runs' metadata."""
+    out = folder / "t.json"
+    bare = {model: [] for model in MODELS}
+    for turn in range(TURNS + 1):
+        for model, pairs in bare_pairs(python, folder).items():
+            bare[model].append(pairs)
+        if turn < TURNS:
+            bench_turn(python, folder, out, first=turn == 0)
+    speedups, runs = bench_speedups(folder, out)
+    return {model: (speedups[model], geometric_pair(bare[model])) for model in MODELS}, runs
 
 
 def python_of(build, tmp_path):
