@@ -88,7 +88,8 @@ def one_process_alike(runs, alone):
     loop on a VM twice as slow); under a 1-CPU quota shared by the two
     test processes, the batches' wall time counts the throttled periods,
     so the CPUs busy of two workers differ by whichever met more of them
-    (CPU per item 0.94-1.07 with CPUs busy 2.58-4.09 in four runs). A
+    (CPU per item 0.94-1.07 with CPUs busy 2.58-4.09, four readings of two
+    suites). A
     double count raises both: one process is told from two when its CPU
     per item is below 1.5, or the geometric mean of the two is below
     sqrt(2), the midpoint of 1 and 2 in log terms."""
