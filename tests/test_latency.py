@@ -178,27 +178,33 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
                            "highest rate kept up with a p99 within 100 ms: ")
     # Sequential serves 20 items/s of 50 ms: from 25/s its 12th item waits
     # for the 11 before it (160 ms against a bound of 100 ms), so it cannot
-    # keep up at any rate, however quiet the machine. asyncio waits for all
-    # 12 at once, so it can keep up at every rate; but a stall of the
-    # machine marks any one rate as not kept up (lateness that grows from
-    # the first quarter of the items to the last, or a p99 past the bound):
-    # in a whole `make test` on a slow day it kept up to 100/s, under a
-    # 1-CPU quota at 100, 1600 and 6400/s but not 25/s, quiet and alone to
-    # 400/s and again at 6400/s (docs/figures.md, "Latency per item, and
-    # open loop"). So what is asserted of it is a rate it kept up with,
-    # which sequential did at none; a model that runs its items one after
-    # another keeps up at none and fails it.
+    # keep up at any rate, however quiet the machine.
     parts = {model: (held, notes) for model, held, notes in re.findall(
         r"(\S+) (none|[\d.]+/s)(?: \(([^)]*)\))?", line.split(": ", 2)[-1])}
     assert set(parts) == {"sequential", "asyncio"}, line
     held, notes = parts["sequential"]
     assert held == "none" and notes.startswith("knee 25/s"), line
     held, notes = parts["asyncio"]
-    kept = ([held] if held != "none" else []) + [
-        rate for rate in notes.partition("kept up again at ")[2].split(", ") if rate]
-    assert kept, line
     if held != "none" and "knee " in notes:
         assert float(notes.split("knee ")[1].split("/s")[0]) > float(held.rstrip("/s")), line
+    # asyncio waits for all 12 at once, so it can keep up at every rate; but
+    # a stall of the machine marks any one rate as not kept up (lateness
+    # that grows from the first quarter of the items to the last, or a p99
+    # past the bound): in whole `make test` runs it kept up to 100/s on a
+    # slow day, at 100, 1600 and 6400/s but not 25/s under a 1-CPU quota,
+    # and at none under the quota with the other test process busy (the
+    # quota's throttle stalls a loop for up to half its 100 ms period). So
+    # what is asserted of it is its latency against sequential's in the
+    # same run, where the two part by more than a stall: from 100/s,
+    # sequential's 12th item waits for the 11 before it (p99 about 500 ms),
+    # asyncio's items wait for none (50 ms, and a stall's 50 ms or so
+    # more). A model that runs its items one after another (asyncio-serial
+    # in asyncio's place) reads sequential's p99 and fails.
+    rows = rows_of(doc)
+    for rate in (100, 400, 1600, 6400):
+        one = rows["sleep@%d/s/asyncio" % rate]["latency_p99_s"]
+        other = rows["sleep@%d/s/sequential" % rate]["latency_p99_s"]
+        assert one < other / 2, (rate, one, other, line)
     text = run([REPORT, "s.json"], tmp_path).stdout
     assert "rate sweep sleep" in text
 
