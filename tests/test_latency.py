@@ -92,9 +92,13 @@ def test_every_model_records_every_item(closed):
     assert sleep["latency_items"] == 4 * 200
     # Handed every item at once, the thread pool's items queue for 4
     # threads: their latency runs from the batch's start, up to its end.
+    # Up to the end of its own batch, not past the longest one (the mean's
+    # 1.5 was broken under a 1-CPU quota: 211 ms against batches of 139 ms
+    # on the mean, the quota's throttle falling on one batch).
     pooled = rows["sleep/threads-4"]
     assert pooled["latency_max_s"] > 20 * sleep["latency_p50_s"]
-    assert pooled["latency_max_s"] <= pooled["mean_s"] * 1.5
+    longest = max(suite.get_benchmark("sleep/threads-4").get_values())
+    assert pooled["latency_max_s"] <= longest * 1.02 + 1e-3, (pooled, longest)
     # A chunk's items reach the caller together: the pool's median item
     # waits at least a chunk's worth of sequential items (50 here).
     chunked = rows["encode/processes-2-chunk-50"]
