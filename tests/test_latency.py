@@ -202,8 +202,8 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     # same run, where the two part by more than a stall: from 100/s,
     # sequential's 12th item waits for the 11 before it (p99 about 500 ms),
     # asyncio's items wait for none (50 ms, and a stall's 50 ms or so
-    # more). A model that runs its items one after another (asyncio-serial
-    # in asyncio's place) reads sequential's p99 and fails.
+    # more). An event loop that runs its items one at a time (the tasks'
+    # limit forced to 1) reads sequential's p99 and fails.
     rows = rows_of(doc)
     for rate in (100, 400, 1600, 6400):
         one = rows["sleep@%d/s/asyncio" % rate]["latency_p99_s"]
