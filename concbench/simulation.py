@@ -57,7 +57,8 @@ def sizes(rows, questions, remaining):
     # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
-        ran = figures.get(name) or figures.get(own) or figures.get("w/" + leader)
+        ran = (figures.get(name) or figures.get(own)
+               or figures.get(own.partition("/")[0] + "/" + leader))
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
@@ -103,7 +104,8 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     verdict, the 1.08x row's, whether the fastest answer is right, whether
     every lower end the race read held after every round, rounds, whether
     every question was answered, whether the best worker count's answer is
-    right (None without a series), whether both races were answered.)"""
+    right (None without a series), the share of its workloads whose both races
+    were answered.)"""
     with memoized():
         return _simulate(kind, sd, rng, budget, truths)
 
@@ -141,14 +143,24 @@ def _simulate(kind, sd, rng, budget, truths):
     groups, controls = settle_all(rows)
     race = Race(groups["w"])
     held = held and lower_ends_hold(race)
-    series = [row for row in groups["w"] if K.SCALING in row.meta]
-    count_race = Race(series) if len(series) > 1 else None
+    count_race = count_race_of(groups["w"])
+    series = count_race.members if count_race else []
     count_right = (right_answer(count_race, max(series, key=lambda r: r.truth))
                    if count_race else None)
     every = not any(not q.answered for q in all_questions(groups, controls, precision))
+    # Both races answered, in the share of the world's workloads.
+    raced = [Race(members).answered and (count_race_of(members) is None
+                                         or count_race_of(members).answered)
+             for members in groups.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
-            race.answered and (count_race is None or count_race.answered))
+            sum(raced) / len(raced))
+
+
+def count_race_of(members):
+    """The race of a workload's worker-count series, None without one."""
+    series = [row for row in members if K.SCALING in row.meta]
+    return Race(series) if len(series) > 1 else None
 
 
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
@@ -171,7 +183,8 @@ class Rates:
     true fastest left out, or a leader over 5% slower), the best worker
     count wrong alike (``count``), a lower end read above its truth at some
     round (``lower``), the runs that answered every question (``answered``)
-    and both races (``raced``), and the median rounds (``rounds``)."""
+    and both races (``raced``: of the workloads, in a world of several), and
+    the median rounds (``rounds``)."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)
@@ -181,7 +194,7 @@ class Rates:
         self.count = share(lambda run: run[6] is False)
         self.lower = share(lambda run: not run[3])
         self.answered = share(lambda run: run[5])
-        self.raced = share(lambda run: run[7])
+        self.raced = sum(run[7] for run in runs) / len(runs)
         self.rounds = sorted(run[4] for run in runs)[len(runs) // 2]
 
     def errors(self):

@@ -38,6 +38,7 @@ machine's speed between the two batches).
 import math
 
 from concbench import schema as K
+from concbench.analysis.anytime import ALPHA
 from concbench.analysis.pairs import settle, units
 from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
 
@@ -57,6 +58,10 @@ FASTEST = "threads-4"
 # and within +-5%, no race asked).
 WORLDS = {
     "default": (TRUTHS, FASTEST, None),
+    # The rows of ``default`` in each of five workloads, as a default run
+    # has five, whose questions share one budget (the figures read the
+    # first workload's): the allocation's choices between workloads.
+    "five": (TRUTHS, FASTEST, None, 5),
     "near-tie": (TRUTHS[:5] + (("threads-2", 1.95), ("threads-4", 2.00),
                                ("threads-8", 1.98)), FASTEST, None),
     "tie": (TRUTHS[:4] + (("best", 2.00),) + tuple(("even%d" % n, 2.00) for n in range(12)),
@@ -75,9 +80,9 @@ class SimRow:
 
     ours = True
 
-    def __init__(self, name, truth, position, pairing):
+    def __init__(self, name, truth, position, pairing, workload="w"):
         self.model, self.truth, self.position = name, truth, position
-        self.name, self.workload = "w/" + name, "w"
+        self.name, self.workload = workload + "/" + name, workload
         self.pairing = pairing
         self.meta = {K.REFERENCE_MODEL: "sequential", K.PARALLELISM: 1}
         family, _, count = name.partition("-")
@@ -85,6 +90,7 @@ class SimRow:
             self.meta.update({K.SCALING: family, K.SCALING_UNIT: family.rstrip("s"),
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
+        self.alpha = ALPHA      # a control's: the family's share (settle_all)
         self.ratio = self.reference = self.verdict = None
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor, self.settled_groups = {}, None, 0
@@ -134,7 +140,7 @@ class Noise:
         if self.kind == "skewed":
             return sd * (rng.expovariate(1.0) - 1.0)
         if self.kind == "skew-reference":
-            if name == "w/sequential":
+            if name.endswith("/sequential"):
                 return sd * (rng.expovariate(1.0) - 1.0)
             return rng.gauss(0.0, sd / 3)
         if self.kind == "pairs":
@@ -142,15 +148,24 @@ class Noise:
         return rng.gauss(0.0, sd)
 
 
+def workloads(truths):
+    """The workloads of the world ``truths``: "w", then "w2", "w3", ..."""
+    count = WORLDS[truths][3] if len(WORLDS[truths]) > 3 else 1
+    return ["w"] + ["w%d" % number for number in range(2, count + 1)]
+
+
 def world(kind, truths="default"):
     """({name: SimRow} of the world ``truths`` (WORLDS), its true fastest,
     its --precision)."""
     paired = kind not in BY_ROUND_NOISES
-    found, fastest, precision = WORLDS[truths]
-    rows = [SimRow(name, truth, position, NONE if name == "sequential" else
-                   IN_WORKER if paired else BY_ROUND)
-            for position, (name, truth) in enumerate(found)]
-    return {row.name: row for row in rows}, fastest, precision
+    found, fastest, precision = WORLDS[truths][:3]
+    rows = {}
+    for workload in workloads(truths):
+        for name, truth in found:
+            row = SimRow(name, truth, len(rows), NONE if name == "sequential" else
+                         IN_WORKER if paired else BY_ROUND, workload)
+            rows[row.name] = row
+    return rows, fastest, precision
 
 
 def beside_row(rows, name):
@@ -161,8 +176,8 @@ def beside_row(rows, name):
     if name not in rows:
         own, leader = beside_of(name)
         rival = rows[own]
-        row = SimRow(rival.model, rival.truth / rows["w/" + leader].truth,
-                     len(rows), IN_WORKER)
+        row = SimRow(rival.model, rival.truth / rows[rival.workload + "/" + leader].truth,
+                     len(rows), IN_WORKER, rival.workload)
         row.name, row.leader, row.meta = name, leader, {}
         rival.beside_runs[leader] = rows[name] = row
     return rows[name]
@@ -189,7 +204,10 @@ def run_round(rows, names, number, noise, pairs, rng):
 
 
 def settle_all(rows):
-    reference = rows["w/sequential"]
+    groups, controls = {}, {}
+    # The controls are one family, as the report's rows hold them
+    # (``analysis.rows.build_rows``): each at 95% / their number.
+    family = sum(1 for row in rows.values() if row.model == "control")
     for row in rows.values():
         # A row's groups only grow: its units, and its figures, change only
         # once it has run.
@@ -197,8 +215,13 @@ def settle_all(rows):
             row.paired_logs, row.within_floor = units(row.groups)
             row.settled_groups, row.figures = len(row.groups), None
         if row.leader is None:      # not a comparison side by side
-            settle(row, reference)
-    groups = {"w": [r for r in rows.values() if r.model != "control" and r.leader is None]}
-    return groups, {"w": rows["w/control"]}
+            if row.model == "control":
+                row.alpha = ALPHA / family
+            settle(row, rows[row.workload + "/sequential"], row.alpha)
+            if row.model == "control":
+                controls[row.workload] = row
+            else:
+                groups.setdefault(row.workload, []).append(row)
+    return groups, controls
 
 

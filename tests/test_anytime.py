@@ -390,18 +390,19 @@ def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeyp
     assert figures() == memoized
 
 
-def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
+@pytest.mark.parametrize("truths", ["default", "five"])
+def test_the_simulated_rows_are_settled_as_the_report_settles_a_file(truths):
     """The path bench.py takes: the simulation's rows, written as a pyperf
     file (values, the reference's batches beside them, rounds) and read
     back by the report's build_rows, give the same speedups, floors and
-    intervals."""
+    intervals, each workload's against its own reference."""
     import pyperf
 
     from concbench.analysis.rows import build_rows
     from concbench.synthetic import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
-    rows, _, _ = world("ar1")
+    rows, _, _ = world("ar1", truths)
     noise = Noise("ar1", 0.1, rng)
     for number in range(5):
         run_round(rows, list(rows), number, noise, {n: 3 + number for n in rows}, rng)
@@ -410,7 +411,7 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
     for row in rows.values():
         runs = []
         for number in sorted(set(row.groups) | set(row.by_round)):
-            meta = {"name": row.name, "workload": "w", "workload_kind": "cpu",
+            meta = {"name": row.name, "workload": row.workload, "workload_kind": "cpu",
                     "model": row.model, "reference_model": "sequential",
                     "round": number, "items_per_batch": 4, "concurrency": 1,
                     "parallelism": 1, "interpreters": 1, "item_side": "sync",
@@ -427,7 +428,10 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file():
         benchmarks.append(pyperf.Benchmark(runs))
     controls = {}
     groups = build_rows(pyperf.BenchmarkSuite(benchmarks), controls)
-    read = {r.name: r for r in groups["w"] + [controls["w"]]}
+    assert sorted(groups) == sorted(controls) == (["w"] if truths == "default" else
+                                                  ["w", "w2", "w3", "w4", "w5"])
+    read = {r.name: r for workload in groups for r in groups[workload] + [controls[workload]]}
+    assert sorted(read) == sorted(rows)
     for name, row in rows.items():
         if row.ratio is None:
             assert read[name].ratio is None
@@ -465,3 +469,16 @@ def test_the_simulation_writes_what_the_pages_read(tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith(
         "--json: no folder %s" % (tmp_path / "none")), proc.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_five_workloads_share_one_budget_and_answer_their_races_each():
+    """The world of five workloads (a default run's count) reads each
+    workload's races on its own rows: the share of workloads that answered
+    both races takes values between none and all, as one budget's rounds
+    reach some workloads' races and not others'."""
+    from concbench.simulation import simulate
+
+    rng = random.Random(7)
+    shares = [simulate("pairs", 0.03, rng, budget=500, truths="five")[7] for _ in range(20)]
+    assert all(round(5 * share) == pytest.approx(5 * share) for share in shares)
+    assert any(0 < share < 1 for share in shares)
