@@ -34,11 +34,10 @@ from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
-from concbench import schema as K
 from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
-                                 SPREADS, VALUE_S, WORLDS, Noise, run_round, settle_all,
-                                 world)
+                                 SPREADS, VALUE_S, WORLDS, Noise, count_race_of, run_round,
+                                 settle_all, world)
 
 
 def sizes(rows, questions, remaining):
@@ -57,8 +56,7 @@ def sizes(rows, questions, remaining):
     # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
-        ran = (figures.get(name) or figures.get(own)
-               or figures.get(own.partition("/")[0] + "/" + leader))
+        ran = figures.get(name) or figures.get(own) or figures.get(rows[own].workload + "/" + leader)
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
@@ -104,8 +102,8 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     verdict, the 1.08x row's, whether the fastest answer is right, whether
     every lower end the race read held after every round, rounds, whether
     every question was answered, whether the best worker count's answer is
-    right (None without a series), the share of its workloads whose both races
-    were answered.)"""
+    right (None without a series), the share of its workloads that answered
+    both races.)"""
     with memoized():
         return _simulate(kind, sd, rng, budget, truths)
 
@@ -141,26 +139,16 @@ def _simulate(kind, sd, rng, budget, truths):
         spent += used
         number += 1
     groups, controls = settle_all(rows)
-    race = Race(groups["w"])
+    race, count_race = Race(groups["w"]), count_race_of(groups["w"])
     held = held and lower_ends_hold(race)
-    count_race = count_race_of(groups["w"])
-    series = count_race.members if count_race else []
-    count_right = (right_answer(count_race, max(series, key=lambda r: r.truth))
+    count_right = (right_answer(count_race, max(count_race.members, key=lambda r: r.truth))
                    if count_race else None)
     every = not any(not q.answered for q in all_questions(groups, controls, precision))
-    # Both races answered, in the share of the world's workloads.
-    raced = [Race(members).answered and (count_race_of(members) is None
-                                         or count_race_of(members).answered)
+    raced = [Race(members).answered and getattr(count_race_of(members), "answered", True)
              for members in groups.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             sum(raced) / len(raced))
-
-
-def count_race_of(members):
-    """The race of a workload's worker-count series, None without one."""
-    series = [row for row in members if K.SCALING in row.meta]
-    return Race(series) if len(series) > 1 else None
 
 
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
@@ -183,8 +171,7 @@ class Rates:
     true fastest left out, or a leader over 5% slower), the best worker
     count wrong alike (``count``), a lower end read above its truth at some
     round (``lower``), the runs that answered every question (``answered``)
-    and both races (``raced``: of the workloads, in a world of several), and
-    the median rounds (``rounds``)."""
+    and both races (``raced``, of its workloads), and the median rounds."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)

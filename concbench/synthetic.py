@@ -40,6 +40,7 @@ import math
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA
 from concbench.analysis.pairs import settle, units
+from concbench.analysis.race import Race
 from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
 
 NOISES = ("gaussian", "regimes", "ar1", "skewed", "drift", "skew-reference", "pairs")
@@ -225,3 +226,7 @@ def settle_all(rows):
     return groups, controls
 
 
+def count_race_of(members):
+    """The race of a workload's worker-count series, None without one."""
+    series = [row for row in members if K.SCALING in row.meta]
+    return Race(series) if len(series) > 1 else None
