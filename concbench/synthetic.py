@@ -63,6 +63,10 @@ WORLDS = {
     # has five, whose questions share one budget (the figures read the
     # first workload's): the allocation's choices between workloads.
     "five": (TRUTHS, FASTEST, None, 5),
+    # And with eight rows more a workload (0.6x to 1.7x, none near the
+    # fastest): 16 rows, as the default preset's encode and rotate have.
+    "five-wide": (TRUTHS + tuple(("x%d" % n, truth) for n, truth in enumerate(
+        (0.6, 0.9, 1.1, 1.2, 1.3, 1.4, 1.5, 1.7))), FASTEST, None, 5),
     "near-tie": (TRUTHS[:5] + (("threads-2", 1.95), ("threads-4", 2.00),
                                ("threads-8", 1.98)), FASTEST, None),
     "tie": (TRUTHS[:4] + (("best", 2.00),) + tuple(("even%d" % n, 2.00) for n in range(12)),
