@@ -139,13 +139,13 @@ def _simulate(kind, sd, rng, budget, truths):
         spent += used
         number += 1
     groups, controls = settle_all(rows)
-    race, count_race = Race(groups["w"]), count_race_of(groups["w"])
+    races = {workload: (Race(rows_of), count_race_of(rows_of)) for workload, rows_of in groups.items()}
+    race, count_race = races["w"]
     held = held and lower_ends_hold(race)
     count_right = (right_answer(count_race, max(count_race.members, key=lambda r: r.truth))
                    if count_race else None)
     every = not any(not q.answered for q in all_questions(groups, controls, precision))
-    raced = [Race(members).answered and getattr(count_race_of(members), "answered", True)
-             for members in groups.values()]
+    raced = [one.answered and getattr(count, "answered", True) for one, count in races.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             sum(raced) / len(raced))

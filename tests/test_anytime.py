@@ -471,7 +471,7 @@ def test_the_simulation_writes_what_the_pages_read(tmp_path):
     assert not (tmp_path / "none").exists()
 
 
-def test_five_workloads_share_one_budget_and_answer_their_races_each():
+def test_a_world_of_five_workloads_reads_each_workloads_races():
     """The world of five workloads (a default run's count) reads each
     workload's races on its own rows: the share of workloads that answered
     both races takes values between none and all, as one budget's rounds
