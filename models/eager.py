@@ -29,7 +29,7 @@ class Eager(Tasks):
     FORM = "asyncio-eager or uvloop-eager (Python 3.12+)"
     timed = ("creating the event loop with the eager task factory, running every "
              "item as a task, closing the loop")
-    PRESETS = {"default": ["asyncio-eager"]}
+    PRESETS = {"default": ["asyncio-eager"], "wide": ["asyncio-eager"]}
 
     def __init__(self, loop="asyncio"):
         super().__init__(loop)

@@ -108,8 +108,12 @@ def test_list_of_presets_and_globs(tmp_path):
                 else m.split("-")[0] for m in seen}
         assert seen == families, (workload, seen)
     assert len(default.stdout.split()) > len(names)
-    threads = run_bench(["--list", "--model", "threads-*", "--workload", "rotate"],
-                        tmp_path)
+    # The variants are in the wide preset, at the default's sizes: every
+    # default name is in it.
+    wide = run_bench(["--preset", "wide", "--list"], tmp_path)
+    assert set(default.stdout.split()) < set(wide.stdout.split())
+    threads = run_bench(["--list", "--preset", "wide", "--model", "threads-*",
+                         "--workload", "rotate"], tmp_path)
     assert threads.returncode == 0
     assert threads.stdout.split() == [
         "rotate/threads-2", "rotate/threads-2-chunk-4", "rotate/threads-4",

@@ -157,8 +157,8 @@ def test_building_the_matrix_generates_nothing(monkeypatch):
     monkeypatch.setattr(Workload, "make_items", forbidden)
     monkeypatch.setattr(Workload, "metadata", forbidden)
     monkeypatch.setattr(Workload, "preflight", forbidden)
-    assert len(names("--preset", "default", "--db-url",
-                     "postgresql://u@127.0.0.1:1/x")) > 50
+    assert len(names("--preset", "wide", "--db-url",
+                     "postgresql://u@127.0.0.1:1/x")) > 70
 
 
 def test_only_the_benchmark_a_worker_runs_gets_its_metadata():

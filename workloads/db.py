@@ -80,11 +80,15 @@ class Db(Workload):
         # At most 50 connections at once: under a stock server's
         # max_connections (100 on PostgreSQL, 151 on MariaDB).
         "default": preset(["sequential", "threads-10", "threads-50",
-                           "threads-10-reuse", "processes-2-chunk-1",
-                           "processes-8-chunk-1", "processes-8-chunk-1-reuse",
-                           "asyncio", "uvloop", "asyncio-limit-10",
-                           "asyncio-serial", "hybrid-2", "hybrid-4"],
+                           "processes-2-chunk-1", "processes-8-chunk-1",
+                           "asyncio", "uvloop", "hybrid-2"],
                           items=50, latency_ms=20.0),
+        "wide": preset(["sequential", "threads-10", "threads-50",
+                        "threads-10-reuse", "processes-2-chunk-1",
+                        "processes-8-chunk-1", "processes-8-chunk-1-reuse",
+                        "asyncio", "uvloop", "asyncio-limit-10",
+                        "asyncio-serial", "hybrid-2", "hybrid-4"],
+                       items=50, latency_ms=20.0),
         # seeds/004: 500 queries that each wait 100 ms. It ran them at once
         # against 500 servers; one stock server takes 100 (PostgreSQL) or
         # 151 (MariaDB) connections, so event-loop models are capped at 80

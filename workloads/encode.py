@@ -33,12 +33,16 @@ class Encode(Workload):
         # threads-2-chunk-125 beside threads-2: the per-item cost of a thread
         # pool, which decides much on a free-threaded build.
         "default": preset(["sequential", "threads-2", "threads-2-chunk-125",
-                           "threads-4", "threads-8",
-                           "threads-4-reuse", "processes-1-chunk-125",
-                           "processes-2-chunk-125", "processes-4-chunk-125",
-                           "processes-2-chunk-10", "processes-2-chunk-125-reuse",
-                           "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                           "hybrid-4", "interpreters-2-chunk-125"], items=5_000),
+                           "threads-4", "processes-2-chunk-125",
+                           "processes-4-chunk-125", "asyncio", "uvloop",
+                           "interpreters-2-chunk-125"], items=5_000),
+        "wide": preset(["sequential", "threads-2", "threads-2-chunk-125",
+                        "threads-4", "threads-8",
+                        "threads-4-reuse", "processes-1-chunk-125",
+                        "processes-2-chunk-125", "processes-4-chunk-125",
+                        "processes-2-chunk-10", "processes-2-chunk-125-reuse",
+                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
+                        "hybrid-4", "interpreters-2-chunk-125"], items=5_000),
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL[:5]]
                        + ["processes-%d-chunk-1000" % n for n in PROCESSES_FULL]

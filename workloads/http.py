@@ -73,11 +73,15 @@ class Http(Workload):
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
                         items=60, latency_ms=5.0, size_bytes=1024),
         "default": preset(["sequential", "threads-8", "threads-32", "threads-100",
-                           "threads-32-reuse", "processes-2-chunk-1",
-                           "processes-8-chunk-5", "asyncio", "uvloop",
-                           "asyncio-limit-32", "asyncio-serial", "hybrid-2",
-                           "hybrid-4"],
+                           "processes-2-chunk-1", "processes-8-chunk-5",
+                           "asyncio", "uvloop", "hybrid-2"],
                           items=200, latency_ms=10.0, size_bytes=1024),
+        "wide": preset(["sequential", "threads-8", "threads-32", "threads-100",
+                        "threads-32-reuse", "processes-2-chunk-1",
+                        "processes-8-chunk-5", "asyncio", "uvloop",
+                        "asyncio-limit-32", "asyncio-serial", "hybrid-2",
+                        "hybrid-4"],
+                       items=200, latency_ms=10.0, size_bytes=1024),
         # seeds/000: ~100-180 ms per request, 1-2 KB bodies.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in (10, 100, 1000)]

@@ -41,18 +41,24 @@ class Rotate(Workload):
                         # the default sizes (2x on 2 cores), small enough
                         # for a smoke run.
                         items=16, image_size=384),
-        "default": preset(["sequential", "threads-2", "threads-2-chunk-4",
-                           "threads-4", "threads-8",
-                           "threads-4-reuse", "processes-1-chunk-4",
+        "default": preset(["sequential", "threads-2", "threads-4",
                            "processes-2-chunk-4", "processes-4-chunk-4",
-                           "processes-2-chunk-1", "processes-2-chunk-4-reuse",
                            # Python 3.14's default start method on Linux.
                            "processes-2-chunk-4-forkserver",
-                           "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
+                           "asyncio", "uvloop",
                            # Left out, with the reason (subinterpreters): in
                            # the list so that --list and every run say why.
-                           "hybrid-4", "interpreters-2-chunk-4"],
+                           "interpreters-2-chunk-4"],
                           items=64, image_size=384),
+        "wide": preset(["sequential", "threads-2", "threads-2-chunk-4",
+                        "threads-4", "threads-8",
+                        "threads-4-reuse", "processes-1-chunk-4",
+                        "processes-2-chunk-4", "processes-4-chunk-4",
+                        "processes-2-chunk-1", "processes-2-chunk-4-reuse",
+                        "processes-2-chunk-4-forkserver",
+                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
+                        "hybrid-4", "interpreters-2-chunk-4"],
+                       items=64, image_size=384),
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL[:7]]
                        + ["threads-4-reuse"]

@@ -39,11 +39,15 @@ class Sleep(Workload):
                          "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
                         items=20, latency_ms=5.0, jitter_ms=2.0),
         "default": preset(["sequential", "threads-4", "threads-16", "threads-64",
-                           "threads-16-reuse", "processes-2-chunk-1",
-                           "processes-8-chunk-1", "asyncio", "uvloop",
-                           "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
-                           "hybrid-2", "hybrid-4"],
+                           "processes-2-chunk-1", "processes-8-chunk-1",
+                           "asyncio", "uvloop", "hybrid-2"],
                           items=50, latency_ms=20.0, jitter_ms=10.0),
+        "wide": preset(["sequential", "threads-4", "threads-16", "threads-64",
+                        "threads-16-reuse", "processes-2-chunk-1",
+                        "processes-8-chunk-1", "asyncio", "uvloop",
+                        "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
+                        "hybrid-2", "hybrid-4"],
+                       items=50, latency_ms=20.0, jitter_ms=10.0),
         # seeds/003: 50 items with random 0 to 0.66 s latency.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL]

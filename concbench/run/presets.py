@@ -1,8 +1,12 @@
 """Presets: pyperf run counts by name, and the seeds' experiments.
 
 ``quick`` covers every workload x model family on small sizes (a smoke run,
-under a minute); ``default`` is the main job (under ten minutes on 2 cores);
-``full`` uses the seeds' own sizes, however long that takes. Each workload
+under a minute); ``default`` is the main job (under ten minutes on 2 cores):
+about eight models a workload, since every model more is a rival in the
+workload's races, whose level it splits and whose rounds it shares;
+``wide`` is the same sizes with the variants (reused pools, more chunk sizes
+and worker counts, limits, serial loops), about 15 a workload, in twenty
+minutes; ``full`` uses the seeds' own sizes, however long that takes. Each workload
 states its own sizes and model lists for these presets (its ``PRESETS``);
 a model family may add models to every workload of a preset (its
 ``PRESETS``). A scenario is a preset that states its workloads itself.
@@ -30,6 +34,8 @@ PRESETS = {
               "round_values": 1, "max_time": 50},
     "default": {"runner": {"processes": 2, "values": 3, "warmups": 1},
                 "round_values": 1, "max_time": 510},
+    "wide": {"runner": {"processes": 2, "values": 3, "warmups": 1},
+             "round_values": 1, "max_time": 1200},
     "full": {"runner": {"processes": 5, "values": 3, "warmups": 1},
              "round_values": 1, "max_time": 3 * 3600},
 }
@@ -144,7 +150,15 @@ PLUGIN_MODELS = {
                         "processes-2-chunk-10", "processes-4-chunk-10", "asyncio"],
                 "io": ["sequential", "threads-4", "threads-16", "threads-64",
                        "processes-2-chunk-1", "processes-8-chunk-1", "asyncio",
-                       "uvloop", "asyncio-limit-8", "hybrid-2"]},
+                       "uvloop", "hybrid-2"]},
+    "wide": {"cpu": ["sequential", "threads-2", "threads-4", "threads-8",
+                     "threads-2-chunk-10", "threads-4-reuse", "processes-2-chunk-10",
+                     "processes-4-chunk-10", "processes-2-chunk-1", "asyncio", "uvloop",
+                     "hybrid-2"],
+             "io": ["sequential", "threads-4", "threads-16", "threads-64",
+                    "threads-16-reuse", "processes-2-chunk-1", "processes-8-chunk-1",
+                    "asyncio", "uvloop", "asyncio-limit-8", "uvloop-limit-8",
+                    "asyncio-serial", "hybrid-2", "hybrid-4"]},
     "full": {"cpu": ["sequential", "threads-2", "threads-4", "threads-8",
                      "threads-2-chunk-10", "processes-2-chunk-10",
                      "processes-4-chunk-10", "processes-8-chunk-10", "asyncio",
