@@ -42,6 +42,26 @@ def test_a_preset_is_its_workloads_own_lists_in_registry_order():
     assert left_out == unsupported
 
 
+def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
+    """Every model of a workload is a rival in its races: at ten or fewer a
+    comparison through the speedups is bounded from its fourth round, at
+    twelve or more only from its fifth (docs/statistics.md), which a default
+    run's budget does not reach on a noisy day (docs/figures.md). The wide
+    preset is the default's sizes with the variants: nothing of the default
+    is lost."""
+    from concbench.analysis import anytime, elimination, side_by_side
+    through = anytime.ALPHA - elimination.ELIMINATION_ALPHA - side_by_side.SIDE_BY_SIDE_ALPHA
+    for name in workloads.REGISTRY:
+        cls = workloads.get(name)
+        default, wide = cls.PRESETS["default"], cls.PRESETS["wide"]
+        assert len(default["models"]) <= 10, (name, default["models"])
+        assert wide["params"] == default["params"], name
+        assert set(default["models"]) < set(wide["models"]), name
+    rivals = max(len(workloads.get(name).PRESETS["default"]["models"])
+                 for name in workloads.REGISTRY) + 1      # with eager tasks
+    assert anytime.first_bounded(2 * through / (rivals - 1)) == 4
+
+
 def test_db_joins_with_its_url_and_options_reach_the_workload():
     matrix = build_matrix(parse("--preset", "quick", "--workload", "db,sleep",
                                 "--db-url", "postgresql://u@127.0.0.1/x",
