@@ -64,7 +64,8 @@ WORLDS = {
     # first workload's): the allocation's choices between workloads.
     "five": (TRUTHS, FASTEST, None, 5),
     # And with eight rows more a workload (0.6x to 1.7x, none near the
-    # fastest): 16 rows, as the default preset's encode and rotate have.
+    # fastest): 16 rows, as the wide preset's encode and rotate have (the
+    # default's until it was cut to 7-9 models a workload).
     "five-wide": (TRUTHS + tuple(("x%d" % n, truth) for n, truth in enumerate(
         (0.6, 0.9, 1.1, 1.2, 1.3, 1.4, 1.5, 1.7))), FASTEST, None, 5),
     "near-tie": (TRUTHS[:5] + (("threads-2", 1.95), ("threads-4", 2.00),
