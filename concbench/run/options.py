@@ -49,7 +49,8 @@ def add_options(parser):
     group = parser.add_argument_group("concurrency benchmark")
     group.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
                        metavar="NAME",
-                       help="sizes and model lists: quick, default, full, or a "
+                       help="sizes and model lists: quick, default, wide (the "
+                       "default's sizes with every variant, 20 minutes), full, or a "
                        "seed's scenario (%s) (default: %%(default)s)"
                        % ", ".join(SCENARIOS))
     group.add_argument("--workload", metavar="NAME[,NAME...]",
