@@ -43,9 +43,10 @@ def test_a_preset_is_its_workloads_own_lists_in_registry_order():
 
 
 def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
-    """Every model of a workload is a rival in its races: at ten or fewer a
-    comparison through the speedups is bounded from its fourth round, at
-    twelve or more only from its fifth (docs/statistics.md), which a default
+    """Every model of a workload is a rival in its races: at eleven or fewer
+    (ten models and eager tasks) a comparison through the speedups is
+    bounded from its fourth round, at twelve or more only from its fifth
+    (docs/statistics.md), which a default
     run's budget does not reach on a noisy day (docs/figures.md). The wide
     preset is the default's sizes with the variants: nothing of the default
     is lost."""
