@@ -47,6 +47,10 @@ from .drivers.db_connect import (DEFAULT_DRIVER, DISTRIBUTIONS, DRIVERS, Databas
 from .drivers.db_sync import db_item_sync, process_pool, server_facts
 
 
+# The default preset's sizes, and the wide preset's: its variants at the same sizes.
+DEFAULT_SIZES = dict(items=50, latency_ms=20.0)
+
+
 class Db(Workload):
     name = "db"
     kind = "io"
@@ -82,13 +86,13 @@ class Db(Workload):
         "default": preset(["sequential", "threads-10", "threads-50",
                            "processes-2-chunk-1", "processes-8-chunk-1",
                            "asyncio", "uvloop", "hybrid-2"],
-                          items=50, latency_ms=20.0),
+                          **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-10", "threads-50",
                         "threads-10-reuse", "processes-2-chunk-1",
                         "processes-8-chunk-1", "processes-8-chunk-1-reuse",
                         "asyncio", "uvloop", "asyncio-limit-10",
                         "asyncio-serial", "hybrid-2", "hybrid-4"],
-                       items=50, latency_ms=20.0),
+                       **DEFAULT_SIZES),
         # seeds/004: 500 queries that each wait 100 ms. It ran them at once
         # against 500 servers; one stock server takes 100 (PostgreSQL) or
         # 151 (MariaDB) connections, so event-loop models are capped at 80

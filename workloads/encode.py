@@ -21,6 +21,10 @@ def encoded_size(url):
     return sum(len(char.encode("utf-8")) for char in url)
 
 
+# The default preset's sizes, and the wide preset's: its variants at the same sizes.
+DEFAULT_SIZES = dict(items=5_000)
+
+
 class Encode(Workload):
     name = "encode"
     kind = "cpu"
@@ -35,14 +39,14 @@ class Encode(Workload):
         "default": preset(["sequential", "threads-2", "threads-2-chunk-125",
                            "threads-4", "processes-2-chunk-125",
                            "processes-4-chunk-125", "asyncio", "uvloop",
-                           "interpreters-2-chunk-125"], items=5_000),
+                           "interpreters-2-chunk-125"], **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-2", "threads-2-chunk-125",
                         "threads-4", "threads-8",
                         "threads-4-reuse", "processes-1-chunk-125",
                         "processes-2-chunk-125", "processes-4-chunk-125",
                         "processes-2-chunk-10", "processes-2-chunk-125-reuse",
                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                        "hybrid-4", "interpreters-2-chunk-125"], items=5_000),
+                        "hybrid-4", "interpreters-2-chunk-125"], **DEFAULT_SIZES),
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL[:5]]
                        + ["processes-%d-chunk-1000" % n for n in PROCESSES_FULL]

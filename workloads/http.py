@@ -38,6 +38,10 @@ CLIENTS = ("requests+aiohttp", "httpx")
 ENDPOINTS = ("work", "httpbin")
 
 
+# The default preset's sizes, and the wide preset's: its variants at the same sizes.
+DEFAULT_SIZES = dict(items=200, latency_ms=10.0, size_bytes=1024)
+
+
 class Http(Workload):
     name = "http"
     kind = "io"
@@ -75,13 +79,13 @@ class Http(Workload):
         "default": preset(["sequential", "threads-8", "threads-32", "threads-100",
                            "processes-2-chunk-1", "processes-8-chunk-5",
                            "asyncio", "uvloop", "hybrid-2"],
-                          items=200, latency_ms=10.0, size_bytes=1024),
+                          **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-8", "threads-32", "threads-100",
                         "threads-32-reuse", "processes-2-chunk-1",
                         "processes-8-chunk-5", "asyncio", "uvloop",
                         "asyncio-limit-32", "asyncio-serial", "hybrid-2",
                         "hybrid-4"],
-                       items=200, latency_ms=10.0, size_bytes=1024),
+                       **DEFAULT_SIZES),
         # seeds/000: ~100-180 ms per request, 1-2 KB bodies.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in (10, 100, 1000)]

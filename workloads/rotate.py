@@ -21,6 +21,10 @@ def rotate_image(image, rotations=10, degrees=1):
     return hashlib.blake2b(image.tobytes(), digest_size=16).hexdigest()
 
 
+# The default preset's sizes, and the wide preset's: its variants at the same sizes.
+DEFAULT_SIZES = dict(items=64, image_size=384)
+
+
 class Rotate(Workload):
     name = "rotate"
     kind = "cpu"
@@ -49,7 +53,7 @@ class Rotate(Workload):
                            # Left out, with the reason (subinterpreters): in
                            # the list so that --list and every run say why.
                            "interpreters-2-chunk-4"],
-                          items=64, image_size=384),
+                          **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-2", "threads-2-chunk-4",
                         "threads-4", "threads-8",
                         "threads-4-reuse", "processes-1-chunk-4",
@@ -58,7 +62,7 @@ class Rotate(Workload):
                         "processes-2-chunk-4-forkserver",
                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
                         "hybrid-4", "interpreters-2-chunk-4"],
-                       items=64, image_size=384),
+                       **DEFAULT_SIZES),
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL[:7]]
                        + ["threads-4-reuse"]

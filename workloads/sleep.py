@@ -28,6 +28,10 @@ async def async_sleep_item(item):
     return index
 
 
+# The default preset's sizes, and the wide preset's: its variants at the same sizes.
+DEFAULT_SIZES = dict(items=50, latency_ms=20.0, jitter_ms=10.0)
+
+
 class Sleep(Workload):
     name = "sleep"
     kind = "io"
@@ -41,13 +45,13 @@ class Sleep(Workload):
         "default": preset(["sequential", "threads-4", "threads-16", "threads-64",
                            "processes-2-chunk-1", "processes-8-chunk-1",
                            "asyncio", "uvloop", "hybrid-2"],
-                          items=50, latency_ms=20.0, jitter_ms=10.0),
+                          **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-4", "threads-16", "threads-64",
                         "threads-16-reuse", "processes-2-chunk-1",
                         "processes-8-chunk-1", "asyncio", "uvloop",
                         "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
                         "hybrid-2", "hybrid-4"],
-                       items=50, latency_ms=20.0, jitter_ms=10.0),
+                       **DEFAULT_SIZES),
         # seeds/003: 50 items with random 0 to 0.66 s latency.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL]
