@@ -145,7 +145,7 @@ def _simulate(kind, sd, rng, budget, truths):
     count_right = (right_answer(count_race, max(count_race.members, key=lambda r: r.truth))
                    if count_race else None)
     every = not any(not q.answered for q in all_questions(groups, controls, precision))
-    raced = [one.answered and getattr(count, "answered", True) for one, count in races.values()]
+    raced = [one.answered and (count is None or count.answered) for one, count in races.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             sum(raced) / len(raced))
