@@ -53,11 +53,11 @@ def sizes(rows, questions, remaining):
     # A race's comparisons side by side: from their own runs once they
     # ran, else from the rival's, as bench.py sizes them
     # (calibration.beside_sizes); for the reference, unpaired, from the
-    # leader's, whose batches are the other half of each pair (by round: none).
+    # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
         ran = figures.get(name) or figures.get(own) or figures.get(rows[own].workload + "/" + leader)
-        found.update({name: values_for(ran, between, wanted[name], horizon)} if ran else {})
+        found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
 

@@ -18,10 +18,8 @@ lower, whatever rounds they share; each comparison's interval is
 intersected with that (the lower end, which the answer reads, rests on the
 same two ends as the rule). The 5% is split
 between the two, fixed in advance: 4% over the comparisons with the
-leader (2% of it over those side by side, ``side_by_side``; the rest
-through the speedups or the runs of the same round, each one-sided at
-98% / (rows - 1), the interval computed the two-sided one at 96% /
-(rows - 1), of which only the lower end is read),
+leader, each one-sided at 96% / (rows - 1) (the interval computed is the
+two-sided one at 92% / (rows - 1), of which only the lower end is read),
 and 1% (``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
 one-sided at 99% / rows (the two-sided interval at 98% / rows); the true
 fastest is shown slower through them only if its own upper end or
@@ -30,7 +28,7 @@ fastest is then left out of the answer, or more than 5% faster than the
 leader, with at most 5% chance, whenever the run stops (the intervals are
 confidence sequences). The rows not shown slower are named with the
 leader; "the same within 5%" reads both ends, and is said only when the
-two-sided interval at 98% / (rows - 1) lies within 0.95-1.05.
+two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
 import math
@@ -41,7 +39,7 @@ from concbench.analysis.elimination import elimination_alpha, own_interval, thro
 from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
 from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
-from concbench.schema import beside_name
+from concbench.schema import IN_WORKER, NONE, beside_name
 
 
 def fastest(rows):
@@ -78,12 +76,12 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        # Whether its rows can run side by side: a choice made before any
-        # data. Any two rows can, whatever their pairing with the
-        # reference: an IO row is paired by round because its reference's
-        # batches are 10-80x its own, but a near rival's are about as long
-        # as the leader's, and runs of the same round lie seconds apart.
-        self.side_by_side = len(self.members) > 1
+        # Whether its rows can run side by side: all paired in their worker
+        # (the reference's own batches run in any worker), a choice made by
+        # the workload's kind, before any data.
+        pairings = [row.pairing for row in self.members]
+        self.side_by_side = len(self.members) > 1 and IN_WORKER in pairings and all(
+            pairing in (IN_WORKER, NONE) for pairing in pairings)
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
         spent = elimination.ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)

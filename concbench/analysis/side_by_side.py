@@ -6,9 +6,9 @@ import copy
 
 from concbench.analysis.stats import Ratio
 
-# In a race, the share of the comparisons' 4% spent on the comparisons
-# side by side (the rest goes through the speedups, or the runs of the
-# same round): the first opened at half of it, the next at a quarter, ...
+# In a race of rows paired in their worker, the share of the comparisons'
+# 4% spent on the comparisons side by side (the rest goes through the
+# speedups): the first opened at half of it, the next at a quarter, ...
 SIDE_BY_SIDE_ALPHA = 0.02
 # A rival not told apart from the leader runs beside it once its time
 # reads within 10% of the leader's on the rounds they share (from the
