@@ -2,7 +2,12 @@
 workload allows it; the same inputs and results either way."""
 
 import os
+import signal
+import subprocess
+import sys
+import tempfile
 
+from conftest import ROOT
 from concbench.run import inputs
 from concbench.workloads.encode import Encode
 from concbench.workloads.rotate import Rotate
@@ -58,3 +63,29 @@ def test_a_damaged_file_is_made_again(tmp_path):
     path.write_bytes(b"not a pickle")
     items, reference = inputs.items_and_reference(Counted(items=50), str(tmp_path))
     assert Counted.made == 2 and len(items) == len(reference) == 50
+
+
+KILLED = """
+import os, signal
+from concbench.run import inputs
+print(inputs.make_folder(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_folder_of_a_killed_master_goes_with_the_next_run(tmp_path, monkeypatch):
+    """A master killed outright leaves its folder, which no exit handler
+    removed; the next run's master removes it, and not a live run's."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    killed = subprocess.run([sys.executable, "-c", KILLED], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = killed.stdout.strip()
+    assert os.path.dirname(left) == str(tmp_path) and os.path.isdir(left)
+    living = tempfile.mkdtemp(prefix="%s%d-" % (inputs.PREFIX, os.getpid()))
+    other = tmp_path / "concbench-inputs-x"
+    other.mkdir()
+    made = inputs.make_folder()
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        os.path.basename(path) for path in (living, made, other))

@@ -8,22 +8,54 @@ can be kept (``Workload.shared_inputs``) has them made by the first worker
 that needs them and pickled into the run's folder, which the master makes
 and removes at its end; the other workers load them. They are the same
 seeded inputs and the same results either way, and neither is timed.
+
+A master killed outright (SIGKILL, the OOM killer) cannot remove its
+folder, so the folder's name holds the master's pid, and the next run
+removes the folders of masters that are gone. A folder removed under a
+run that lives (a master of another PID namespace sharing the folder of
+temporary files) costs that run's workers only the time to make their
+inputs: a worker that finds no folder makes them and keeps nothing.
 """
 
 import hashlib
 import os
 import pickle
+import re
 import shutil
 import tempfile
+
+PREFIX = "concbench-inputs-"
+_OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
 
 
 def make_folder():
     """The run's folder (the master's), removed when the master ends."""
     from concbench.run.cleanup import on_exit
 
-    folder = tempfile.mkdtemp(prefix="concbench-inputs-")
+    remove_orphans()
+    folder = tempfile.mkdtemp(prefix="%s%d-" % (PREFIX, os.getpid()))
     on_exit(lambda: shutil.rmtree(folder, ignore_errors=True))
     return folder
+
+
+def remove_orphans():
+    """Remove this user's run folders whose master is gone."""
+    parent = tempfile.gettempdir()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        owned = _OWNED.match(name)
+        if not owned or _running(int(owned.group(1))):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.lstat(path).st_uid != os.geteuid():
+                continue
+        except (OSError, AttributeError):     # gone already; no uids here
+            continue
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _key(workload):
@@ -58,3 +90,12 @@ def items_and_reference(workload, folder=None):
             except OSError:
                 pass
     return items, reference
+
+
+def _running(pid):
+    from concbench.run.lifeline import alive
+
+    try:
+        return alive(pid)
+    except (OverflowError, OSError):    # no such pid here: not ours to judge
+        return True

@@ -107,13 +107,14 @@ def _watch(pid):
             _end()
     else:
         def wait():
-            while _alive(pid):
+            while alive(pid):
                 threading.Event().wait(0.2)
             _end()
     threading.Thread(target=wait, name="lifeline", daemon=True).start()
 
 
-def _alive(pid):
+def alive(pid):
+    """Whether ``pid`` runs (another user's counts)."""
     try:
         os.kill(pid, 0)
         return True
