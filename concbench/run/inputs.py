@@ -24,6 +24,8 @@ import re
 import shutil
 import tempfile
 
+from concbench.run.lifeline import alive
+
 PREFIX = "concbench-inputs-"
 _OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
 
@@ -58,6 +60,13 @@ def remove_orphans():
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _running(pid):
+    try:
+        return alive(pid)
+    except (OverflowError, OSError):    # no such pid here: not ours to judge
+        return True
+
+
 def _key(workload):
     text = "%s.%s|%r" % (type(workload).__module__, type(workload).__qualname__,
                          sorted(workload.params.items()))
@@ -90,12 +99,3 @@ def items_and_reference(workload, folder=None):
             except OSError:
                 pass
     return items, reference
-
-
-def _running(pid):
-    from concbench.run.lifeline import alive
-
-    try:
-        return alive(pid)
-    except (OverflowError, OSError):    # no such pid here: not ours to judge
-        return True
