@@ -16,7 +16,7 @@ import statistics
 from concbench import schema as K
 from concbench.analysis.anytime import first_bounded
 from concbench.analysis.questions import helping, scaling_groups, series_of
-from concbench.analysis.race import SAME, SLOWER, Race
+from concbench.analysis.race import SAME, SLOWER, WITHIN, Race
 from concbench.units import count, format_time as fmt_time
 
 # An undecided row after this many rounds is named with its per-round
@@ -36,8 +36,9 @@ def winner_line(topic, race, name, details):
     """"fastest: asyncio (115 ms, 3.00x sequential)"; the tie when every
     other row not shown slower is the same within 5%; an answer that names
     the rows not told apart, none of which can be more than 5% faster;
-    else which row leads, and for the others whether their comparison with
-    it has no interval yet (too few shared rounds) or holds 1."""
+    else which row leads, which rows still hold the race open (their
+    comparison with it holds 0.95, or has no interval yet: too few shared
+    rounds), and which are already shown no more than 5% faster."""
     best, comparisons = race.leader, race.comparisons
     tied = sorted(((row, ratio, state) for row, ratio, state in race.entries
                    if state != SLOWER), key=lambda entry: entry[0].position)
@@ -58,10 +59,15 @@ def winner_line(topic, race, name, details):
                 "%s (%s)" % (name(r), "the same within 5%" if state == SAME
                              else against_leader(ratio))
                 for r, ratio, state in tied))
-    kinds = {"same": [], "close": [], "open": []}
+    # What holds the race open (a row whose lower end is below 0.95, or
+    # that has no interval yet) apart from the rows already shown no more
+    # than 5% faster, which need nothing more: "not told apart" would read
+    # as open for a row far slower whose interval is only wide.
+    kinds = {"same": [], "within": [], "close": [], "open": []}
     for row, ratio, state in tied:
         kind = ("open" if ratio is None or ratio.low is None
-                else "same" if state == SAME else "close")
+                else "same" if state == SAME else "within" if state == WITHIN
+                else "close")
         kinds[kind].append((row, ratio))
     parts = []
     if kinds["close"]:
@@ -69,6 +75,9 @@ def winner_line(topic, race, name, details):
             shared(kinds["close"]), ", ".join(name(r) for r, _ in kinds["close"])))
     if kinds["same"]:
         parts.append("the same within 5%% of it: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
+    if kinds["within"]:
+        parts.append("none more than 5%% faster: %s" % ", ".join(
+            "%s (%s)" % (name(r), against_leader(ratio)) for r, ratio in kinds["within"]))
     if kinds["open"]:
         parts.append("no interval yet against %s (%s; %d needed at 95%% over %s)" % (
             ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
