@@ -36,9 +36,9 @@ def winner_line(topic, race, name, details):
     """"fastest: asyncio (115 ms, 3.00x sequential)"; the tie when every
     other row not shown slower is the same within 5%; an answer that names
     the rows not told apart, none of which can be more than 5% faster;
-    else which row leads, which rows still hold the race open (their
-    comparison with it holds 0.95, or has no interval yet: too few shared
-    rounds), and which are already shown no more than 5% faster."""
+    else which row leads, which rows still hold the race open (their time
+    over its with a lower end below 0.95, or no interval yet: too few
+    shared rounds), and which are already shown no more than 5% faster."""
     best, comparisons = race.leader, race.comparisons
     tied = sorted(((row, ratio, state) for row, ratio, state in race.entries
                    if state != SLOWER), key=lambda entry: entry[0].position)
