@@ -74,6 +74,40 @@ def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
 
 
+# How far in its favour a question's figures are read before the run gives
+# it up (``least_needed``), in standard errors: its spread's lower bound
+# (about 84% one-sided), and its mean as far towards its answer: a
+# futility bound as sequential trials set one, whose cost in answers the
+# simulation counts (docs/statistics.md).
+HOPE_Z = (1.0, 1.0)
+
+
+def least_needed(logs, room, alpha=anytime.ALPHA, floor=None):
+    """The fewest rounds in all a comparison could need were its figures
+    as favourable as its rounds allow (HOPE_Z): the spread at its lower
+    bound (chi-square, Wilson-Hilferty) and the mean wherever within its
+    bound leaves the most room. A run gives a question up only when even
+    this cannot be met in the time left (``allocation.reachable``), so
+    that the spread of a few rounds, which says little, does not end one
+    that more rounds would likely answer. Below three rounds, one more."""
+    count = len(logs)
+    if count < 3:
+        return count + 1
+    df = count - 1
+    z_spread, z_mean = HOPE_Z
+    upper = df * (1 - 2 / (9 * df) + z_spread * math.sqrt(2 / (9 * df))) ** 3
+    found = widened(stdev(logs), persistence(logs), floor)
+    spread = widened(stdev(logs) * math.sqrt(df / upper), persistence(logs), floor)
+    middle = mean(logs)
+    if spread == 0:
+        return max(count, anytime.first_bounded(alpha))
+    reach = z_mean * found / math.sqrt(count)
+    target = max(room(middle + reach * (i / 10.0 - 1)) for i in range(21))
+    if target <= 0:
+        return MOST_ROUNDS
+    return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
+
+
 def verdict_room(mean):
     """Faster or slower: the interval clear of 1; the same: inside the band."""
     return max(abs(mean), min(math.log(SAME_BAND[1]) - mean, mean - math.log(SAME_BAND[0])))
@@ -107,11 +141,14 @@ class Question:
     share so far and the rounds they are likely to need in all."""
 
     def __init__(self, kind, workload, topic, answered, rows=(), rounds=0,
-                 needed=0, pairs=(), room=0.0, alpha=anytime.ALPHA):
+                 needed=0, pairs=(), room=0.0, alpha=anytime.ALPHA, least=None):
         self.kind, self.workload, self.topic = kind, workload, topic
         self.answered = answered
         self.rows = list(rows)
         self.rounds, self.needed = rounds, needed
+        # The fewest rounds it could need at the most favourable reading
+        # of its rounds (``least_needed``); ``needed`` where not read.
+        self.least = needed if least is None else min(least, needed)
         self.pairs = list(pairs)    # (row, other) comparisons still open
         # A race's comparison run side by side: the benchmark a round of
         # it runs (concbench.schema.beside_name).
@@ -139,10 +176,13 @@ def row_question(row, precision=None, kind="row"):
     logs = [math.log(x) for x in row.round_ratios()]
     alpha = getattr(row, "alpha", anytime.ALPHA)
     needed = rounds_needed(logs, verdict_room, alpha, floor=row.within_floor)
+    least = least_needed(logs, verdict_room, alpha, floor=row.within_floor)
     room = verdict_room(mean(logs)) if logs else 0.0
     if precision:
         needed = max(needed, rounds_needed(logs, precision_room(precision), alpha,
                                            floor=row.within_floor))
+        least = max(least, least_needed(logs, precision_room(precision), alpha,
+                                         floor=row.within_floor))
         room = min(room, precision_room(precision)(0.0)) if logs else 0.0
     return Question(kind, row.workload, row.name, answered, [row], len(logs), needed,
-                    room=room, alpha=alpha)
+                    room=room, alpha=alpha, least=least)

@@ -19,8 +19,8 @@ import math
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, compare, rounds_needed,
-                                            row_question, step_room)
+from concbench.analysis.comparisons import (HELPED, Question, compare, least_needed,
+                                            rounds_needed, row_question, step_room)
 from concbench.analysis.race import Race
 
 def helping(members):
@@ -69,11 +69,12 @@ def step_question(workload, counted, label, rows_of):
     _, current, following, ratio = found
     logs = [math.log(x) for x in ratio.values] if ratio else []
     alpha = anytime.ALPHA / (len(rows_of) - 1)
+    floor = ratio.log_sd if ratio else None
     return Question("helping", workload, topic, False, [current, following],
-                    len(logs), rounds_needed(logs, step_room, alpha,
-                                             ratio.log_sd if ratio else None),
+                    len(logs), rounds_needed(logs, step_room, alpha, floor),
                     pairs=[(current, following)],
-                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha)
+                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha,
+                    least=least_needed(logs, step_room, alpha, floor))
 
 
 def workload_questions(rows, control=None, precision=None):

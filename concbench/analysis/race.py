@@ -36,7 +36,8 @@ from collections import Counter
 
 from concbench.analysis import anytime, elimination
 from concbench.analysis.elimination import elimination_alpha, own_interval, through_own
-from concbench.analysis.comparisons import Question, compare, race_room, rounds_needed
+from concbench.analysis.comparisons import (Question, compare, least_needed, race_room,
+                                            rounds_needed)
 from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
 from concbench.schema import IN_WORKER, NONE, beside_name
@@ -225,11 +226,13 @@ class Race:
                 parts.append(self.side_part(kind, workload, topic, row, ratio, found))
                 continue
             logs = [math.log(x) for x in ratio.values] if ratio else []
-            needed = rounds_needed(logs, race_room, alpha, ratio.log_sd if ratio else None)
+            floor = ratio.log_sd if ratio else None
+            needed = rounds_needed(logs, race_room, alpha, floor)
             room = race_room(math.log(ratio.point) if ratio else 0.0)
             parts.append(Question(
                 kind, workload, topic, False, [self.leader, row], len(logs), needed,
-                pairs=[(row, self.leader)], alpha=alpha, room=room))
+                pairs=[(row, self.leader)], alpha=alpha, room=room,
+                least=least_needed(logs, race_room, alpha, floor)))
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),
@@ -250,12 +253,15 @@ class Race:
         direct = ratio.side if ratio is not None else None
         logs = [math.log(x) for x in direct.values] if direct else []
         # No interval before first_bounded workers: the plan counts them.
+        floor = found.within_floor if found else None
         needed = max(anytime.first_bounded(2 * level),
-                     rounds_needed(logs, race_room, 2 * level,
-                                   found.within_floor if found else None))
+                     rounds_needed(logs, race_room, 2 * level, floor))
+        least = max(anytime.first_bounded(2 * level),
+                    least_needed(logs, race_room, 2 * level, floor))
         part = Question(kind, workload, topic, False, [self.leader, row], len(logs), needed,
                         pairs=[(row, self.leader)], alpha=2 * level,
-                        room=race_room(math.log(direct.point) if direct else 0.0))
+                        room=race_room(math.log(direct.point) if direct else 0.0),
+                        least=least)
         part.beside = found.name if found is not None else beside_name(row.name,
                                                                        self.leader.model)
         return part

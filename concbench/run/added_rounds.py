@@ -73,6 +73,14 @@ def more_needed(still, cost, joined, elapsed):
     return "; ".join(found)
 
 
+def fits_a_round(still, cost, remaining, joined):
+    """Whether one round of some open question fits in ``remaining``
+    seconds: if so and none runs, the run gave them up
+    (``allocation.reachable``) rather than spent its budget."""
+    return any(sum(cost(name) for name in joined(members(part))) <= remaining
+               for part in parts_of(still))
+
+
 def describe(still):
     """'3 rows; fastest in encode, rotate; best thread count in rotate'."""
     rows = sum(1 for q in still if q.kind in ("row", "control"))
@@ -120,9 +128,17 @@ def add_rounds(master, allocation):
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
         pending = side_workers(chosen)
         if not chosen:
-            say("time budget (%s) spent after %s: still open: %s; %s" % (
-                format_duration(plan.max_time), count(rounds, "rounds"), describe(still),
-                more_needed(still, cost, allocation.joined, elapsed)))
+            if fits_a_round(still, cost, remaining, allocation.joined):
+                say("stopped after %s (%s), %s left of %s: still open: %s, which no "
+                    "rounds that fit in that time would answer, even at the most "
+                    "favourable reading of their spreads; %s" % (
+                        count(rounds, "rounds"), format_duration(elapsed),
+                        format_duration(remaining), format_duration(plan.max_time),
+                        describe(still), more_needed(still, cost, allocation.joined, elapsed)))
+            else:
+                say("time budget (%s) spent after %s: still open: %s; %s" % (
+                    format_duration(plan.max_time), count(rounds, "rounds"), describe(still),
+                    more_needed(still, cost, allocation.joined, elapsed)))
             return
         for name in sorted(names):
             if name not in master.order and master.can_add(name):

@@ -21,8 +21,10 @@ questions by a deadline), so that rounds stay short while cheap answers
 are near; one that cannot be answered in time runs only when no other is
 open, since a budget the user gave is there to be spent, and one that no
 number of rounds would answer at its spread only when nothing else is
-open. The run stops when every question is answered or nothing open fits
-in the time left (``--max-time``). The preset's own rounds run every
+open. The run stops when every question is answered, when nothing open
+fits in the time left (``--max-time``), or when no question still open
+could be answered in it even were its rounds as favourable as they allow
+(``reachable``): rounds that would leave it open tell the user nothing. The preset's own rounds run every
 benchmark whatever it costs: their workers give up the values beyond one
 where that round, and the rounds up to the first whose intervals are
 bounded, would not fit in what is left (``calibration.fit``).
@@ -113,15 +115,27 @@ def more_rounds(question):
     return max(1, question.needed - question.rounds)
 
 
-def planned(pieces, joined, plan=None):
+def planned(pieces, joined, plan=None, rounds=more_rounds):
     """{benchmark: rounds}: ``plan`` grown by ``pieces``, each benchmark they
     run (with what ``joined`` brings along) counted for the most rounds any
-    of them still needs of it: what answering all of them would run."""
+    of them still needs of it (``rounds``): what answering all of them
+    would run."""
     plan = dict(plan or {})
     for piece in pieces:
         for name in joined(members(piece)):
-            plan[name] = max(plan.get(name, 0), more_rounds(piece))
+            plan[name] = max(plan.get(name, 0), rounds(piece))
     return plan
+
+
+def reachable(question, cost, remaining, joined=lambda names: names):
+    """Whether ``question`` could be answered in ``remaining`` seconds if
+    its rounds read as favourably as they allow (``Question.least``): the
+    run gives up one that could not, rather than spend the rest of the
+    budget on rounds that would leave it open."""
+    if question.least >= MOST_ROUNDS:
+        return False
+    plan = planned([question], joined, rounds=lambda q: max(1, q.least - q.rounds))
+    return plan_seconds(plan, cost) <= remaining
 
 
 def plan_seconds(plan, cost):
@@ -168,11 +182,14 @@ def choose(still, cost, remaining, joined=lambda names: names):
         if plan_seconds(grown, cost) <= remaining and take(question):
             plan = grown
     if not chosen:
-        # Nothing can be answered in the time left: the budget goes to the
-        # questions nearest an answer; one that no number of rounds would
-        # answer at its spread waits while any other is open.
-        for question in ([q for q in ranked if not hopeless(q)]
-                         or [q for q in ranked if hopeless(q)]):
+        # Nothing is likely to be answered in the time left: the budget goes
+        # to the questions nearest an answer that could still be answered
+        # in it were their rounds as favourable as they allow; one that no
+        # number of rounds would answer at its spread waits while any other
+        # is open. None such left, the run stops: the rest is given up.
+        hopes = [q for q in ranked if reachable(q, cost, remaining, joined)]
+        for question in ([q for q in hopes if not hopeless(q)]
+                         or [q for q in hopes if hopeless(q)]):
             take(question)
     return chosen, names, spent
 
