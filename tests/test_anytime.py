@@ -482,3 +482,17 @@ def test_a_world_of_five_workloads_reads_each_workloads_races():
     shares = [simulate("pairs", 0.03, rng, budget=500, truths="five")[7] for _ in range(20)]
     assert all(round(5 * share) == pytest.approx(5 * share) for share in shares)
     assert any(0 < share < 1 for share in shares)
+
+
+def test_giving_a_question_up_costs_few_answers(monkeypatch):
+    """Runs made to spend their budget on the questions bench.py gives up
+    (``--given-up``): bench.py would have stopped some of them early, and
+    few of those answered anything after that point. With nothing given
+    up (``reachable`` always true), no run would have stopped early."""
+    from concbench.run import allocation
+    from concbench.simulation import given_up
+
+    stopped, saved, later, _, _ = given_up("gaussian", 0.15, 5, 40)
+    assert stopped >= 2 and saved > 0 and later <= max(1, stopped // 10)
+    monkeypatch.setattr(allocation, "reachable", lambda *args, **kwargs: True)
+    assert given_up("gaussian", 0.15, 5, 40)[0] == 0

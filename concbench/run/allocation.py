@@ -142,7 +142,7 @@ def plan_seconds(plan, cost):
     return sum(cost(name) * count for name, count in plan.items())
 
 
-def choose(still, cost, remaining, joined=lambda names: names):
+def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
     """The open questions to run in the next round, within ``remaining``
     seconds: those likely to be answered within the budget, the cheapest
     to answer first (rounds still needed times the seconds a round of its
@@ -153,7 +153,9 @@ def choose(still, cost, remaining, joined=lambda names: names):
     as its comparisons still open (``Question.parts``): the rows it can
     soon show slower leave it first, whatever its closest contender still
     needs. ``cost``: a benchmark's likely seconds, by name; ``joined``:
-    the benchmarks a set of them brings along (the controls)."""
+    the benchmarks a set of them brings along (the controls); ``give_up``:
+    False spends the budget on questions ``reachable`` gives up (what
+    the simulation compares with, ``--given-up``)."""
     def to_answer(question):
         return more_rounds(question) * sum(cost(name) for name in joined(members(question)))
 
@@ -187,7 +189,8 @@ def choose(still, cost, remaining, joined=lambda names: names):
         # in it were their rounds as favourable as they allow; one that no
         # number of rounds would answer at its spread waits while any other
         # is open. None such left, the run stops: the rest is given up.
-        hopes = [q for q in ranked if reachable(q, cost, remaining, joined)]
+        hopes = [q for q in ranked
+                 if not give_up or reachable(q, cost, remaining, joined)]
         for question in ([q for q in hopes if not hopeless(q)]
                          or [q for q in hopes if hopeless(q)]):
             take(question)
