@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import random
+import subprocess
 import sys
 import time
 
@@ -95,7 +96,7 @@ def right_answer(race, best):
         race.answered and race.leader.truth * 1.05 < best.truth)
 
 
-def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
+def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     """One simulated run of the world ``truths`` (``synthetic.WORLDS``, its
     --precision too): the preset's two rounds of every benchmark, charged to
     the budget, then the rounds the open questions need. (The null row's
@@ -103,19 +104,9 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
     every lower end the race read held after every round, rounds, whether
     every question was answered, whether the best worker count's answer is
     right (None without a series), the share of its workloads that answered
-    both races.) With ``ledger`` (a dict), the run spends its budget on
-    the questions bench.py gives up (``allocation.reachable``), and the
-    ledger says when bench.py would have stopped and what the run
-    answered after that (``given_up``)."""
+    both races.)"""
     with memoized():
-        return _simulate(kind, sd, rng, budget, truths, ledger)
-
-
-def answered_labels(groups, controls, precision):
-    """(takeaways, rows): the labels of the questions answered."""
-    questions = all_questions(groups, controls, precision)
-    return ({q.label for q in questions if q.answered and q.kind not in ("row", "control")},
-            {q.label for q in questions if q.answered and q.kind in ("row", "control")})
+        return _simulate(kind, sd, rng, budget, truths)
 
 
 def _simulate(kind, sd, rng, budget, truths, ledger=None):
@@ -140,15 +131,11 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
         names, used = side_round(still, pending, cost, budget - spent)
         if not names:
             joined = lambda found: with_controls(found, groups, controls)
-            chosen, names, used = choose(still, cost, budget - spent, joined,
-                                         give_up=ledger is None)
+            chosen, names, used = choose(still, cost, budget - spent, joined, ledger is None)
             if not chosen:
                 break
-            if ledger is not None and "spent" not in ledger and \
-                    not choose(still, cost, budget - spent, joined)[0]:
-                # bench.py would stop here, giving the rest up.
-                ledger["spent"] = spent
-                ledger["answered"] = answered_labels(groups, controls, precision)
+            if ledger is not None and not choose(still, cost, budget - spent, joined)[0]:
+                ledger.note(questions, spent)   # bench.py would stop here
             pending = side_workers(chosen)
             matrix += 1
         run_round(rows, sorted(names), number, noise, pairs, rng)
@@ -156,7 +143,7 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
         number += 1
     groups, controls = settle_all(rows)
     if ledger is not None:
-        ledger["end"], ledger["budget_spent"] = answered_labels(groups, controls, precision), spent
+        ledger.end(all_questions(groups, controls, precision), spent)
     races = {workload: (Race(rows_of), count_race_of(rows_of)) for workload, rows_of in groups.items()}
     race, count_race = races["w"]
     held = held and lower_ends_hold(race)
@@ -184,12 +171,11 @@ def _runs(task):
 
 
 class Rates:
-    """One cell's figures: a true 1.00x called faster or slower (``null``),
-    a true 1.08x called the same (``near``), "fastest" wrong (``wrong``: the
-    true fastest left out, or a leader over 5% slower), the best worker
-    count wrong alike (``count``), a lower end read above its truth at some
-    round (``lower``), the runs that answered every question (``answered``)
-    and both races (``raced``, of its workloads), and the median rounds."""
+    """One cell's figures: a true 1.00x called faster or slower (``null``), a
+    true 1.08x called the same (``near``), "fastest" wrong (``wrong``: the true
+    fastest left out, or a leader over 5% slower), the best worker count wrong
+    alike (``count``), a lower end read above its truth at some round (``lower``),
+    the runs that answered every question and both races, the median rounds."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)
@@ -226,52 +212,6 @@ def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
             for position, cell in enumerate(cells)}
 
 
-def given_up(kind, sd, seed, trials, budget=BUDGET_S, truths="default"):
-    """What giving questions up costs in one cell: runs made to spend
-    their budget on them, as bench.py did before it gave them up. (Runs
-    bench.py would have stopped early, the seconds they would have
-    saved, the runs that answered more after that point, and the
-    takeaways and rows they answered.)"""
-    rng = random.Random("%d/%s/%g/given-up%s" % (seed, kind, sd,
-                                                  "" if truths == "default" else "/" + truths))
-    stopped, saved, later, takeaways, rows = 0, 0.0, 0, 0, 0
-    for _ in range(trials):
-        ledger = {}
-        simulate(kind, sd, rng, budget, truths, ledger)
-        if "spent" not in ledger:
-            continue
-        stopped += 1
-        saved += ledger["budget_spent"] - ledger["spent"]
-        more = [len(end - then) for end, then in zip(ledger["end"], ledger["answered"])]
-        later += any(more)
-        takeaways, rows = takeaways + more[0], rows + more[1]
-    return stopped, saved, later, takeaways, rows
-
-
-def _given_up(task):
-    return task, given_up(*task)
-
-
-def report_given_up(trials, seed, processes, worlds, budget, out=sys.stdout):
-    """The table of ``--given-up``: one line a cell."""
-    tasks = [(kind, sd, seed, trials, budget, truths)
-             for truths in worlds for kind in NOISES for sd in SPREADS]
-    if processes > 1:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            done = pool.map(_given_up, tasks)
-    else:
-        done = [_given_up(task) for task in tasks]
-    print("Simulated runs, %d per cell, spending their budget on the questions bench.py "
-          "gives up, within %g s (seed %d):" % (trials, budget, seed), file=out)
-    print("  world     noise           sd     would stop early  seconds saved (mean)  "
-          "answered more after  takeaways  rows", file=out)
-    for (kind, sd, _, _, _, truths), (stopped, saved, later, takeaways, rows) in done:
-        print("  %-8s  %-14s  %-5g  %16d  %20.0f  %19d  %9d  %4d" % (
-            truths, kind, sd, stopped, saved / max(1, stopped), later, takeaways, rows),
-              file=out)
-    return done
-
-
 COLUMNS = ("1.00x faster/slower", "1.08x same", "fastest wrong", "best count wrong",
            "a lower end wrong", "all answered", "races answered", "median rounds")
 
@@ -283,8 +223,7 @@ def cells(trials, seed, processes=1, worlds=WORLDS, budget=BUDGET_S):
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
                                              truths=truths, budget=budget).items():
             found.append(dict({"world": truths, "noise": kind, "sd": sd}, **rates.errors(),
-                              **{"all answered": rates.answered,
-                                 "races answered": rates.raced,
+                              **{"all answered": rates.answered, "races answered": rates.raced,
                                  "median rounds": rates.rounds}))
     return found
 
@@ -303,8 +242,6 @@ def report(found, trials, seed, budget, out=sys.stdout):
 
 def _commit():
     """The checkout's commit, where the code runs from a clean one; else None."""
-    import subprocess
-
     try:
         found = subprocess.run(["git", "describe", "--always", "--dirty", "--exclude=*"],
                                cwd=os.path.dirname(os.path.abspath(__file__)),
@@ -327,13 +264,8 @@ def main(argv=None):
                         help="a world of known truth to run (repeatable; default: all)")
     parser.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
                         help="each run's budget, its preset's two rounds included "
-                        "(default: %(default)g; 100 spends a round of these 8 rows as "
-                        "a default run's 64 benchmarks spend theirs, about 38%% of it "
-                        "on the preset's rounds)")
-    parser.add_argument("--given-up", action="store_true",
-                        help="instead of the error rates, what giving questions up "
-                        "costs: runs that spend their budget on them, and what they "
-                        "answered after bench.py would have stopped")
+                        "(default: %(default)g; at 100 the preset's take 38%%, as in a "
+                        "default run)")
     parser.add_argument("--json", metavar="PATH",
                         help="also write the table there, as the documentation "
                         "reads it (docs/data/simulation.json)")
@@ -345,10 +277,6 @@ def main(argv=None):
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         parser.error("--json: no folder %s" % os.path.dirname(os.path.abspath(args.json)))
     started = time.monotonic()
-    if args.given_up:
-        report_given_up(args.trials, args.seed, args.processes, args.world or list(WORLDS),
-                        args.budget)
-        return 0
     found = cells(args.trials, args.seed, processes=args.processes,
                   worlds=args.world or list(WORLDS), budget=args.budget)
     report(found, args.trials, args.seed, args.budget)

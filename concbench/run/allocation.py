@@ -22,12 +22,12 @@ are near; one that cannot be answered in time runs only when no other is
 open, since a budget the user gave is there to be spent, and one that no
 number of rounds would answer at its spread only when nothing else is
 open. The run stops when every question is answered, when nothing open
-fits in the time left (``--max-time``), or when no question still open
-could be answered in it even were its rounds as favourable as they allow
-(``reachable``): rounds that would leave it open tell the user nothing. The preset's own rounds run every
-benchmark whatever it costs: their workers give up the values beyond one
-where that round, and the rounds up to the first whose intervals are
-bounded, would not fit in what is left (``calibration.fit``).
+fits in the time left (``--max-time``), or when all that is open is given
+up: not even the most favourable reading of its rounds could answer it
+in that time (``reachable``). The preset's own rounds run every benchmark
+whatever it costs: their workers give up the values beyond one where that
+round, and the rounds up to the first whose intervals are bounded, would
+not fit in what is left (``calibration.fit``).
 
 Looking after every round and stopping as soon as something is answered
 keeps the 95% because every interval is a confidence sequence
@@ -128,10 +128,9 @@ def planned(pieces, joined, plan=None, rounds=more_rounds):
 
 
 def reachable(question, cost, remaining, joined=lambda names: names):
-    """Whether ``question`` could be answered in ``remaining`` seconds if
-    its rounds read as favourably as they allow (``Question.least``): the
-    run gives up one that could not, rather than spend the rest of the
-    budget on rounds that would leave it open."""
+    """Whether ``question`` could be answered in ``remaining`` seconds were
+    its rounds as favourable as they allow (``Question.least``); the run
+    gives up one that could not."""
     if question.least >= MOST_ROUNDS:
         return False
     plan = planned([question], joined, rounds=lambda q: max(1, q.least - q.rounds))
@@ -153,9 +152,8 @@ def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
     as its comparisons still open (``Question.parts``): the rows it can
     soon show slower leave it first, whatever its closest contender still
     needs. ``cost``: a benchmark's likely seconds, by name; ``joined``:
-    the benchmarks a set of them brings along (the controls); ``give_up``:
-    False spends the budget on questions ``reachable`` gives up (what
-    the simulation compares with, ``--given-up``)."""
+    the benchmarks a set of them brings along (the controls); ``give_up``
+    False: no question is given up (``concbench.given_up`` compares)."""
     def to_answer(question):
         return more_rounds(question) * sum(cost(name) for name in joined(members(question)))
 
