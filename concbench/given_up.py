@@ -9,15 +9,13 @@ where bench.py would have stopped.
 
     python -m concbench.given_up [--trials N] [--seed N] [--world W] [--budget S]
 """
-import argparse
 import multiprocessing
-import os
 import random
 import sys
 
 from concbench.analysis.stats import memoized
 from concbench.simulation import _simulate
-from concbench.synthetic import BUDGET_S, NOISES, SPREADS, WORLDS
+from concbench.synthetic import BUDGET_S, NOISES, SPREADS, options, parsed
 
 
 def answered(questions):
@@ -93,25 +91,8 @@ def report(trials, seed, processes, worlds, budget, out=sys.stdout):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m concbench.given_up",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=200,
-                        help="runs per cell (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
-                        help="processes to share the cells (default: one per CPU)")
-    parser.add_argument("--world", action="append", choices=sorted(WORLDS),
-                        help="a world of known truth to run (repeatable; default: all)")
-    parser.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
-                        help="each run's budget, its preset's two rounds included "
-                        "(default: %(default)g)")
-    args = parser.parse_args(argv)
-    if args.budget <= 0:
-        parser.error("--budget: more than 0 seconds")
-    if args.trials < 10:
-        parser.error("--trials: at least 10")
-    return report(args.trials, args.seed, args.processes, args.world or list(WORLDS),
-                  args.budget)
+    args = parsed(options("python -m concbench.given_up", __doc__, 200, "cells"), argv)
+    return report(args.trials, args.seed, args.processes, args.world, args.budget)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ The rows and the kinds of noise are ``concbench.synthetic``'s.
 
     python -m concbench.simulation [--trials N] [--seed N]
 """
-import argparse
 import datetime
 import itertools
 import json
@@ -37,8 +36,8 @@ from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
 from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
-                                 SPREADS, VALUE_S, WORLDS, Noise, count_race_of, run_round,
-                                 settle_all, world)
+                                 SPREADS, VALUE_S, WORLDS, Noise, count_race_of, options, parsed,
+                                 run_round, settle_all, world)
 
 
 def sizes(rows, questions, remaining):
@@ -253,32 +252,16 @@ def _commit():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m concbench.simulation",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=3000,
-                        help="runs per cell (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
-                        help="processes to share the runs (default: one per CPU)")
-    parser.add_argument("--world", action="append", choices=sorted(WORLDS),
-                        help="a world of known truth to run (repeatable; default: all)")
-    parser.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
-                        help="each run's budget, its preset's two rounds included "
-                        "(default: %(default)g; at 100 the preset's take 38%%, as in a "
-                        "default run)")
+    parser = options("python -m concbench.simulation", __doc__, 3000)
     parser.add_argument("--json", metavar="PATH",
                         help="also write the table there, as the documentation "
                         "reads it (docs/data/simulation.json)")
-    args = parser.parse_args(argv)
-    if args.budget <= 0:
-        parser.error("--budget: more than 0 seconds")
-    if args.trials < 10:
-        parser.error("--trials: at least 10")
+    args = parsed(parser, argv)
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         parser.error("--json: no folder %s" % os.path.dirname(os.path.abspath(args.json)))
     started = time.monotonic()
     found = cells(args.trials, args.seed, processes=args.processes,
-                  worlds=args.world or list(WORLDS), budget=args.budget)
+                  worlds=args.world, budget=args.budget)
     report(found, args.trials, args.seed, args.budget)
     if args.json:
         # What the documentation's tables and error rates are built from.

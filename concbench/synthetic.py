@@ -35,7 +35,9 @@ in one pair of five, a jump of 0.5 of either sign (a change of the
 machine's speed between the two batches).
 """
 
+import argparse
 import math
+import os
 
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA
@@ -235,3 +237,33 @@ def count_race_of(members):
     """The race of a workload's worker-count series, None without one."""
     series = [row for row in members if K.SCALING in row.meta]
     return Race(series) if len(series) > 1 else None
+
+
+def options(prog, doc, trials, spread_over="runs"):
+    """The command line of a table of simulated runs (``simulation``,
+    ``given_up``): runs per cell, seed, processes, worlds and budget."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=trials,
+                        help="runs per cell (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                        help="processes to share the %s (default: one per CPU)" % spread_over)
+    parser.add_argument("--world", action="append", choices=sorted(WORLDS),
+                        help="a world of known truth to run (repeatable; default: all)")
+    parser.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
+                        help="each run's budget, its preset's two rounds included "
+                        "(default: %(default)g; at 100 the preset's take 38%%, as in a "
+                        "default run)")
+    return parser
+
+
+def parsed(parser, argv):
+    """``parser``'s arguments, a budget or a count of runs that cannot be
+    one line and exit 2."""
+    args = parser.parse_args(argv)
+    if args.budget <= 0:
+        parser.error("--budget: more than 0 seconds")
+    if args.trials < 10:
+        parser.error("--trials: at least 10")
+    args.world = args.world or list(WORLDS)
+    return args

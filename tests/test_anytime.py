@@ -503,3 +503,24 @@ def test_giving_a_question_up_costs_few_answers(monkeypatch):
     assert stopped >= 2 and saved > 0 and later <= max(1, stopped // 10)
     monkeypatch.setattr(allocation, "reachable", lambda *args, **kwargs: True)
     assert given_up("gaussian", 0.15, 5, 40)[0] == 0
+
+
+def test_what_giving_up_costs_prints_a_line_a_cell():
+    """``python -m concbench.given_up``: a line for every cell of the worlds
+    asked for, with the runs that would have stopped early; a budget of
+    nothing is one line and exit 2."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "concbench.given_up", "--trials", "10",
+                           "--seed", "5", "--world", "default", "--processes", "1"],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split() for line in proc.stdout.splitlines()[2:]]
+    assert len(lines) == 14 and all(line[0] == "default" for line in lines)
+    assert all(0 <= int(line[3]) <= 10 for line in lines)
+    assert sum(int(line[3]) for line in lines) > 0
+    proc = subprocess.run([sys.executable, "-m", "concbench.given_up", "--budget", "0"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith(
+        "--budget: more than 0 seconds"), proc.stderr
