@@ -13,8 +13,7 @@ import multiprocessing
 import random
 import sys
 
-from concbench.analysis.stats import memoized
-from concbench.simulation import _simulate
+from concbench.simulation import simulate
 from concbench.synthetic import BUDGET_S, NOISES, SPREADS, options, parsed
 
 
@@ -52,10 +51,7 @@ def given_up(kind, sd, seed, trials, budget=BUDGET_S, truths="default"):
     stopped, saved, later, takeaways, rows = 0, 0.0, 0, 0, 0
     for _ in range(trials):
         ledger = Ledger()
-        with memoized():
-            # A run of concbench.simulation's, spending its budget on
-            # what bench.py gives up and noting where bench.py stops.
-            _simulate(kind, sd, rng, budget, truths, ledger)
+        simulate(kind, sd, rng, budget, truths, ledger)
         if ledger.stopped is None:
             continue
         stopped += 1

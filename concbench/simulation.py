@@ -95,7 +95,7 @@ def right_answer(race, best):
         race.answered and race.leader.truth * 1.05 < best.truth)
 
 
-def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
+def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
     """One simulated run of the world ``truths`` (``synthetic.WORLDS``, its
     --precision too): the preset's two rounds of every benchmark, charged to
     the budget, then the rounds the open questions need. (The null row's
@@ -103,9 +103,10 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default"):
     every lower end the race read held after every round, rounds, whether
     every question was answered, whether the best worker count's answer is
     right (None without a series), the share of its workloads that answered
-    both races.)"""
+    both races.) With a ``ledger`` (``given_up.Ledger``), the run spends its
+    budget on what bench.py gives up, noting where bench.py would stop."""
     with memoized():
-        return _simulate(kind, sd, rng, budget, truths)
+        return _simulate(kind, sd, rng, budget, truths, ledger)
 
 
 def _simulate(kind, sd, rng, budget, truths, ledger=None):

@@ -588,7 +588,7 @@ def test_rows_no_round_would_decide_end_the_run_and_the_report_says_so(tmp_path)
     suite, found = runs_by_round(tmp_path / "p.json")
     assert suite.get_metadata()["precision_target_pct"] == 0.001
     # The preset's two rounds always run; whether an added one fits in the
-    # rest is the machine's business (a busy one has run only two in 8 s).
+    # rest is the machine's business (a busy machine once ran only two in 8 s).
     assert len(found["sleep/asyncio"]) >= 2
     if len(found["sleep/asyncio"]) >= 3:
         assert re.search(r"stopped after 3 rounds \(\S+\), \S+ left of 1m00s: still open: "

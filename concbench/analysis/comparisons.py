@@ -62,16 +62,7 @@ def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     spread of two rounds says too little to give one up: below three, one
     more. ``floor``: the least spread; the spread is widened as the
     interval widens it (``stats.widened``)."""
-    count = len(logs)
-    if count < 3:
-        return count + 1
-    spread = widened(stdev(logs), persistence(logs), floor)
-    target = room(mean(logs))
-    if spread == 0:
-        return max(count, anytime.first_bounded(alpha))
-    if target <= 0:
-        return MOST_ROUNDS
-    return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
+    return _needed(logs, room, alpha, floor)
 
 
 # How far in its favour a question's figures are read before the run gives
@@ -90,19 +81,26 @@ def least_needed(logs, room, alpha=anytime.ALPHA, floor=None):
     this cannot be met in the time left (``allocation.reachable``), so
     that the spread of a few rounds, which says little, does not end one
     that more rounds would likely answer. Below three rounds, one more."""
+    return _needed(logs, room, alpha, floor, hope=HOPE_Z)
+
+
+def _needed(logs, room, alpha, floor, hope=None):
+    """``rounds_needed``, or with ``hope`` (z of the spread, z of the mean)
+    ``least_needed``."""
     count = len(logs)
     if count < 3:
         return count + 1
-    df = count - 1
-    z_spread, z_mean = HOPE_Z
-    upper = df * (1 - 2 / (9 * df) + z_spread * math.sqrt(2 / (9 * df))) ** 3
-    found = widened(stdev(logs), persistence(logs), floor)
-    spread = widened(stdev(logs) * math.sqrt(df / upper), persistence(logs), floor)
-    middle = mean(logs)
+    factor, middle = persistence(logs), mean(logs)
+    spread = found = widened(stdev(logs), factor, floor)
+    target = room(middle)
+    if hope:
+        df, (z_spread, z_mean) = count - 1, hope
+        upper = df * (1 - 2 / (9 * df) + z_spread * math.sqrt(2 / (9 * df))) ** 3
+        spread = widened(stdev(logs) * math.sqrt(df / upper), factor, floor)
+        reach = z_mean * found / math.sqrt(count)
+        target = max(room(middle + reach * (i / 10.0 - 1)) for i in range(21))
     if spread == 0:
         return max(count, anytime.first_bounded(alpha))
-    reach = z_mean * found / math.sqrt(count)
-    target = max(room(middle + reach * (i / 10.0 - 1)) for i in range(21))
     if target <= 0:
         return MOST_ROUNDS
     return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)

@@ -128,17 +128,18 @@ def add_rounds(master, allocation):
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
         pending = side_workers(chosen)
         if not chosen:
+            needs = more_needed(still, cost, allocation.joined, elapsed)
             if fits_a_round(still, cost, remaining, allocation.joined):
                 say("stopped after %s (%s), %s left of %s: still open: %s, which no "
                     "rounds that fit in that time would answer, even at the most "
                     "favourable reading of their spreads; %s" % (
                         count(rounds, "rounds"), format_duration(elapsed),
                         format_duration(remaining), format_duration(plan.max_time),
-                        describe(still), more_needed(still, cost, allocation.joined, elapsed)))
+                        describe(still), needs))
             else:
                 say("time budget (%s) spent after %s: still open: %s; %s" % (
                     format_duration(plan.max_time), count(rounds, "rounds"), describe(still),
-                    more_needed(still, cost, allocation.joined, elapsed)))
+                    needs))
             return
         for name in sorted(names):
             if name not in master.order and master.can_add(name):
