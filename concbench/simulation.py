@@ -20,7 +20,6 @@ The rows and the kinds of noise are ``concbench.synthetic``'s.
 import datetime
 import itertools
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -35,7 +34,7 @@ from concbench.run.costs import Figures, pooled_between
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
-from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
+from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WORLDS, Noise, count_race_of, options, parsed,
                                  run_round, settle_all, world)
@@ -44,18 +43,17 @@ from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR
 def sizes(rows, questions, remaining):
     """Pairs for each paired row's next worker, as bench.py sizes them
     (``calibration``), for the rows an open question needs."""
-    figures = {name: figures_of(row) for name, row in rows.items() if row.pairing != NONE}
+    figures = {name: figures_of(row) for name, row in rows.items()
+               if row.pairing == IN_WORKER}
     between = pooled_between(f for name, f in figures.items() if not beside_of(name))
     wanted = demands(questions)
     horizon = remaining / max(1, len(wanted))
     found = {name: values_for(figures[name], between, demand, horizon)
-             for name, demand in wanted.items()
-             if name in figures and rows[name].pairing == IN_WORKER}
+             for name, demand in wanted.items() if name in figures}
     # A race's comparisons side by side: from their own runs once they
     # ran, else from the rival's, as bench.py sizes them
     # (calibration.beside_sizes); for the reference, unpaired, from the
-    # leader's, whose batches are the other half of each pair; for a rival
-    # paired by round, from its one value a round, unpaired.
+    # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
         ran = figures.get(name) or figures.get(own) or figures.get(rows[own].workload + "/" + leader)
@@ -64,11 +62,7 @@ def sizes(rows, questions, remaining):
 
 
 def figures_of(row):
-    """The row's Figures, kept until it runs again (``settle_all`` drops
-    them); a row paired by round's, unpaired, from its one value a round."""
-    if row.pairing == BY_ROUND:
-        return Figures(False, [[-math.log(v)] for v in row.by_round.values()],
-                       [VALUE_S] * len(row.by_round), OVERHEAD_S)
+    """The row's Figures, kept until it runs again (``settle_all`` drops them)."""
     if row.figures is None:
         row.figures = Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                               OVERHEAD_S)

@@ -32,11 +32,7 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
 in one pair of five, a jump of 0.5 of either sign (a change of the
-machine's speed between the two batches). In the worlds paired by round
-(IO), a race's comparison side by side spreads its pairs by ``sd``, with
-no jumps: two IO models' batches beside each other spread as their
-rounds do (http, threads-100 beside threads-32: pairs 0.027, the two
-rows' ratio from round to round 0.031).
+machine's speed between the two batches).
 """
 
 import argparse
@@ -205,7 +201,7 @@ def run_round(rows, names, number, noise, pairs, rng):
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
-            spread, jumps = ((noise.sd, 0.0) if noise.kind in ("pairs",) + BY_ROUND_NOISES
+            spread, jumps = ((noise.sd, 0.0) if noise.kind == "pairs"
                              else (PAIR_SPREAD, JUMPS))
             for _ in range(pairs.get(name, 3)):
                 jump = rng.choice((-JUMP, JUMP)) if rng.random() < jumps else 0.0

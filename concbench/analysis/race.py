@@ -40,7 +40,7 @@ from concbench.analysis.comparisons import (Question, compare, least_needed, rac
                                             rounds_needed)
 from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
-from concbench.schema import BY_ROUND, IN_WORKER, beside_name
+from concbench.schema import IN_WORKER, NONE, beside_name
 
 
 def fastest(rows):
@@ -77,14 +77,12 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        # Whether its rows can run side by side: any race of rows paired
-        # with a reference, in their worker or by round (a choice made by
-        # the workload's kind, before any data). Rows paired by round (IO)
-        # compare through two rounds' noise, tens of seconds apart; beside
-        # each other in one worker, their pairs are a batch apart, as a CPU
-        # row's are, and neither waits on the reference's long batches.
-        self.side_by_side = len(self.members) > 1 and any(
-            row.pairing in (IN_WORKER, BY_ROUND) for row in self.members)
+        # Whether its rows can run side by side: all paired in their worker
+        # (the reference's own batches run in any worker), a choice made by
+        # the workload's kind, before any data.
+        pairings = [row.pairing for row in self.members]
+        self.side_by_side = len(self.members) > 1 and IN_WORKER in pairings and all(
+            pairing in (IN_WORKER, NONE) for pairing in pairings)
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
         spent = elimination.ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)

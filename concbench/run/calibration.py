@@ -145,11 +145,6 @@ def beside_sizes(ran, took, rival, demand=None, horizon=None):
     f = Figures.of_row(ran, took)
     if not f.pairs_s:
         return None
-    if not f.paired:
-        # A rival paired by round, not yet run beside the leader: each of
-        # its values will be a pair, the leader's batch (within NEAR of
-        # its own) beside it.
-        f.pair_s *= 2
     between = (f if ran is rival else Figures.of_row(rival)).between_variance()
     between = max(0.0, between or 0.0)
     warmups = int(f.keeps_warmup())
