@@ -141,6 +141,8 @@ BAD_INPUTS = [
     (["--model", "processes--1"], "expected processes-N-chunk-C"),
     (["--model", "processes-2-chunk-0"], "the chunk size must be at least 1"),
     (["--model", "zzz*"], "model pattern 'zzz*' matches no model"),
+    (["--workload", "sleep", "--model", "asyncio", "--precision", "5"],
+     "--precision: no speedup to decide in sleep: the reference sequential is not among"),
     (["--preset", "huge"], "invalid choice: 'huge'"),
     (["--items", "0"], "--items: 0 is out of range"),
     (["--items", "-5"], "--items: -5 is out of range"),

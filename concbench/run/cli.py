@@ -23,7 +23,7 @@ from concbench.run.lifeline import follow
 from concbench.run.matrix import MatrixError, build_matrix
 from concbench.run.options import (WORKLOAD_DEST, add_options, forward_options,
                                    preset_from_argv, workload_module_from_argv)
-from concbench.run.plan import check_plan, plan_rounds, processes_given
+from concbench.run.plan import check_plan, check_precision, plan_rounds, processes_given
 from concbench.run.presets import PRESETS
 from concbench.run.progress import fail, say
 from concbench.run.results import OutputError, check_output
@@ -152,6 +152,7 @@ def run_bench(program_args, opened):
         return
     if not matrix:
         fail("the selection is empty%s" % "".join("; " + line for line in left_out))
+    check_precision(args, matrix)
 
     results = None if args.worker else open_results(args, matrix, hard_limit)
     opened.append(results)

@@ -57,6 +57,20 @@ def check_plan(args):
              "--pyperf-order" % ("precision" if args.precision else "max-time"))
 
 
+def check_precision(args, matrix):
+    """--precision asks of speedups: a workload run without its reference
+    has times, but none to decide."""
+    if not args.precision:
+        return
+    have = {bench.workload.label for bench in matrix if bench.model.name == bench.reference}
+    missing = [label for label in dict.fromkeys(bench.workload.label for bench in matrix)
+               if label not in have]
+    if missing:
+        fail("--precision: no speedup to decide in %s: the reference %s is not among "
+             "--model; add it, or name one with --reference"
+             % (", ".join(missing), matrix[0].reference))
+
+
 def plan_rounds(runner, args):
     """-p N means N rounds of one worker per benchmark (unless
     --pyperf-order); the order seed is drawn once, in the master."""
