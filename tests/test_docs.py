@@ -166,3 +166,27 @@ def test_the_simulation_table_on_the_page_is_its_recorded_runs(built):
         null = " / ".join("%.1f%%" % (100 * cell["1.00x faster/slower"]) for cell in cells)
         assert re.search(r"%s, %s %s %s .* %s" % (world, noise, re.escape(null), r"[\d.%/ ]+",
                                                   re.escape(wrong)), text), (world, noise)
+
+
+def table_cells(line):
+    """The cells of a Markdown table row (pipes inside code spans count:
+    the pages escape none)."""
+    line = line.strip()
+    return len(line[1 if line.startswith("|") else 0:-1 if line.endswith("|") else None]
+               .split("|"))
+
+
+def test_every_table_on_the_pages_renders_as_a_table():
+    """A table whose delimiter row has more cells than its header is not a
+    table to Markdown: the page shows its rows as a paragraph of pipes (the
+    side-by-side costs on the figures page did, with 9 delimiters under 7
+    headers)."""
+    wrong = []
+    for page in sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]:
+        lines = page.read_text().splitlines()
+        for number, line in enumerate(lines[1:], start=1):
+            if re.match(r"^\s*\|\s*:?-{3,}", line) and lines[number - 1].lstrip().startswith("|"):
+                header = table_cells(lines[number - 1])
+                if table_cells(line) != header:
+                    wrong.append("%s:%d" % (page.name, number + 1))
+    assert not wrong, wrong
