@@ -168,13 +168,21 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         from concbench.run.lifeline import follow
         follow(parent)
         from concbench.run.batch import watched_run
-        from concbench.run.record import BatchProbe
+        from concbench.run.record import BatchProbe, RunFigures
 
         # The worker's sampler is the worker's: this process starts its own,
         # now, while the worker prepares.
         BatchProbe._sampler = None
         BatchProbe.start_sampler(copy)
 
+        # What each batch measured, kept for the process's life as the
+        # worker keeps its own (``RunFigures``), though nobody reads it here:
+        # the few objects a batch leaves behind keep the allocator's arenas
+        # its items used. A reference that kept none gave its arenas back
+        # after every batch and took them again, page by page: on a batch
+        # that allocates 4 MB, 700 page faults more than the model beside
+        # it, 4% of its time, and an A/A control read 1.04x faster.
+        kept = RunFigures()
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran,
         # when the worker keeps to one CPU (the worker sends None when it
@@ -200,8 +208,9 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
                 # Watched as the worker's own batches are: probe, sampler,
                 # the workload's figures (``watched_run``). A copy running
                 # the model is the worker's tree, not this one's.
-                seconds, counts, _, _, _ = watched_run(bench.partner, prepared,
-                                                       partner=copy)
+                seconds, counts, waits, tree, _ = watched_run(bench.partner, prepared,
+                                                              partner=copy)
+                kept.add_batch(seconds, dict(tree or {}, **counts, **waits))
                 answer = ("ok", seconds, counts.get(schema.FAILURES, 0),
                           counts.get(schema.ITEMS, 0))
             except CheckError as exc:
