@@ -122,6 +122,15 @@ def _legend_below(axis):
                 ncol=2, fontsize=8, frameon=False)
 
 
+def _interval(axis, point, place, low, high, colour):
+    """The point, and its 95% interval drawn from its own ends: an interval
+    intersected with its earlier ones (``stats.ratio_of``) may leave the
+    point outside it, which an error bar around the point cannot draw."""
+    if low is not None:
+        axis.plot([low, high], [place, place], color=colour, marker="|", markersize=7)
+    axis.plot([point], [place], "o", color=colour, markersize=4)
+
+
 def _colour(row):
     return {"faster": FASTER, "slower": SLOWER}.get(row["verdict"], NEUTRAL)
 
@@ -140,11 +149,7 @@ def models_figure(plt, name, entry):
         speed.plot([1, point], [place, place], color=_colour(row), linewidth=6,
                    alpha=0.35, solid_capstyle="butt")
         low, high = row["speedup_ci_low"], row["speedup_ci_high"]
-        if low is not None:
-            speed.errorbar([point], [place], xerr=[[point - low], [high - point]],
-                           fmt="o", color=_colour(row), capsize=3, markersize=4)
-        else:
-            speed.plot([point], [place], "o", color=_colour(row), markersize=4)
+        _interval(speed, point, place, low, high, _colour(row))
         speed.annotate("%.2fx" % point, (high or point, place), xytext=(4, 0),
                        textcoords="offset points", va="center", fontsize=8)
     speed.axvline(1, color="black", linewidth=0.8)
@@ -205,9 +210,9 @@ def scaling_figure(plt, name, entry):
         points = [row["speedup"] for row in rows]
         lows = [row["speedup_ci_low"] or row["speedup"] for row in rows]
         highs = [row["speedup_ci_high"] or row["speedup"] for row in rows]
-        axis.errorbar(workers, points, yerr=[[p - l for p, l in zip(points, lows)],
-                                             [h - p for p, h in zip(points, highs)]],
-                      marker="o", capsize=3, label=name_of)
+        line, = axis.plot(workers, points, marker="o", label=name_of)
+        for count, low, high in zip(workers, lows, highs):
+            axis.plot([count, count], [low, high], color=line.get_color(), marker="_")
     axis.axhline(1, color="gray", linestyle="--", label=entry["reference"] or "reference")
     axis.set_xscale("log", base=2)
     _ratio_axis(axis, "y")
@@ -247,9 +252,7 @@ def comparison_figure(plt, document, workload):
                 if e.get("time_ratio") is None:
                     continue
                 point, low, high = e["time_ratio"], e["time_ci_low"], e["time_ci_high"]
-                change.errorbar([point], [place], fmt="o", capsize=3, markersize=4,
-                                color="C%d" % index,
-                                xerr=None if low is None else [[point - low], [high - point]])
+                _interval(change, point, place, low, high, "C%d" % index)
     _log_if_wide(time, times)
     time.set_title("time per batch (ms), mean +- std dev")
     _legend_below(time)
