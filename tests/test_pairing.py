@@ -313,6 +313,21 @@ def test_the_reference_process_is_not_the_models_memory(paired):
     assert 0.85 < beside / own < 1.2, (beside, own)
 
 
+def end_pair(bench, allowed):
+    """After a test that ran a bench's pairs in this process: no hook, the
+    CPUs it had, the reference's process and the sampler ended."""
+    import os
+
+    from concbench.run.record import BatchProbe, RunFigures
+
+    RunFigures.current = None
+    os.sched_setaffinity(0, allowed)
+    bench.partner_process.close()
+    if BatchProbe._sampler is not None:
+        BatchProbe._sampler.close()
+        BatchProbe._sampler = None
+
+
 def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path):
     """The reference's batches, in the process forked beside the worker,
     run after the same full collection and probe and under a memory
@@ -365,12 +380,7 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
         sampler_cpus = [set(child.cpu_affinity()) for child in partner.children()]
         own_sampler_cpus = set(psutil.Process(BatchProbe._sampler.pid).cpu_affinity())
     finally:
-        RunFigures.current = None
-        os.sched_setaffinity(0, allowed)
-        bench.partner_process.close()
-        if BatchProbe._sampler is not None:
-            BatchProbe._sampler.close()
-            BatchProbe._sampler = None
+        end_pair(bench, allowed)
     seen = probed.read_text().splitlines()
     for pid in (os.getpid(), bench.partner_process.pid):
         assert [line.split()[0] for line in seen if line.endswith(" %d" % pid)] \
@@ -414,7 +424,7 @@ def test_the_reference_keeps_its_memory_between_batches_as_the_model_does():
 
     from concbench.models import parse
     from concbench.run import cell, worker
-    from concbench.run.record import BatchProbe, RunFigures
+    from concbench.run.record import RunFigures
     from concbench.workloads.simple import workload
 
     if not cell.partner_supported():
@@ -433,12 +443,7 @@ def test_the_reference_keeps_its_memory_between_batches_as_the_model_does():
             own = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - own
             theirs = minor_faults(partner) - theirs
     finally:
-        RunFigures.current = None
-        os.sched_setaffinity(0, allowed)
-        bench.partner_process.close()
-        if BatchProbe._sampler is not None:
-            BatchProbe._sampler.close()
-            BatchProbe._sampler = None
+        end_pair(bench, allowed)
     # Per batch: the worker's count holds its bookkeeping too.
     assert theirs / 20 < 3 * own / 20 + 100, (theirs, own)
 
