@@ -210,7 +210,10 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
                 # the model is the worker's tree, not this one's.
                 seconds, counts, waits, tree, _ = watched_run(bench.partner, prepared,
                                                               partner=copy)
-                kept.add_batch(seconds, dict(tree or {}, **counts, **waits))
+                figures = dict(tree or {})
+                figures.update(counts)
+                figures.update(waits)
+                kept.add_batch(seconds, figures)
                 answer = ("ok", seconds, counts.get(schema.FAILURES, 0),
                           counts.get(schema.ITEMS, 0))
             except CheckError as exc:
