@@ -134,7 +134,8 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
             chosen, names, used = choose(still, cost, budget - spent, joined, ledger is None)
             if not chosen:
                 break
-            if ledger is not None and not choose(still, cost, budget - spent, joined)[0]:
+            if ledger is not None and ledger.stopped is None and \
+                    not choose(still, cost, budget - spent, joined)[0]:
                 ledger.note(questions, spent)   # bench.py would stop here
             pending = side_workers(chosen)
             matrix += 1
