@@ -3,7 +3,8 @@
 The fastest model, and the best worker count, are a best-arm identification
 at fixed confidence (a race: Maron & Moore's Hoeffding races, Even-Dar et
 al.'s successive elimination, LUCB): the row that leads is compared with
-every other on the rounds both ran. The answer reads only the lower end
+every other on the rounds both ran (rows paired by round: led by the row
+that reads fastest on those, ``ahead_by_round``). The answer reads only the lower end
 of each comparison (the rival's time over the leader's): a rival is out
 when it is above 1 (shown slower), and the race is answered when no rival
 is still open, each either out or above 0.95 (no more than 5% faster
