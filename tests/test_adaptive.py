@@ -303,7 +303,7 @@ def test_a_rival_that_reads_faster_than_the_leader_leads():
     assert part.needed < comparisons.MOST_ROUNDS and not allocation.hopeless(part)
 
 
-def test_a_faster_rival_through_the_speedups_is_not_hopeless():
+def test_a_rival_that_reads_over_5_percent_faster_is_not_hopeless():
     """The race's room for a rival that reads more than 5% faster than its
     leader: no number of rounds shows it "no more than 5% faster", but a
     few show it faster, and the race goes on with it in the lead; its part
