@@ -248,7 +248,8 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     close to it, after 3 rounds (IO rows, paired by round): the far one
     needs a round or two more to be shown slower, the close one well over
     a dozen. Its far comparison runs now, beside another question, though
-    the whole race cannot be answered in the budget."""
+    the whole race cannot be answered in the budget, and with it the close
+    one, whose comparison ends the race and rests on the rounds both ran."""
     from concbench.analysis.race import Race
 
     def row(name, position, speedup):
@@ -267,7 +268,7 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     chosen, names, _ = allocation.choose([race, Q("soon", 3, 4, ["w/b"])], cost, 20.0)
     assert sorted(q.rows[1].name if q in race.parts else q.label for q in chosen) == [
         "soon", "w/far"]
-    assert names == {"w/lead", "w/far", "w/b"}
+    assert names == {"w/lead", "w/far", "w/close", "w/b"}
 
 
 def rows_of_a_faster_rival(pairing):

@@ -1,34 +1,25 @@
 """Which row of a workload, or of a series of worker counts, is the fastest.
 
-The fastest model, and the best worker count, are a best-arm identification
-at fixed confidence (a race: Maron & Moore's Hoeffding races, Even-Dar et
-al.'s successive elimination, LUCB): the row that leads is compared with
-every other on the rounds both ran (rows paired by round: led by the row
-that reads fastest on those, ``ahead_by_round``). The answer reads only the lower end
-of each comparison (the rival's time over the leader's): a rival is out
-when it is above 1 (shown slower), and the race is answered when no rival
-is still open, each either out or above 0.95 (no more than 5% faster
-than the leader: an epsilon-good answer, the leader is the fastest or
-within 5% of it). A rival is also out, whatever rounds it shares with the
-leader, when its own speedup's interval against the reference lies below
-another row's (successive elimination's rule): a row far behind, or one
-whose rounds the leader does not share, leaves at once. By the same own
-intervals, a rival's time over the leader's lies between the leader's
-lower end over the rival's upper and the leader's upper over the rival's
-lower, whatever rounds they share; each comparison's interval is
-intersected with that (the lower end, which the answer reads, rests on the
-same two ends as the rule). The 5% is split
-between the two, fixed in advance: 4% over the comparisons with the
-leader, each one-sided at 96% / (rows - 1) (the interval computed is the
-two-sided one at 92% / (rows - 1), of which only the lower end is read),
-and 1% (``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
-one-sided at 99% / rows (the two-sided interval at 98% / rows); the true
-fastest is shown slower through them only if its own upper end or
-another row's lower end is wrong, one end of each row. The true
-fastest is then left out of the answer, or more than 5% faster than the
-leader, with at most 5% chance, whenever the run stops (the intervals are
-confidence sequences). The rows not shown slower are named with the
-leader; "the same within 5%" reads both ends, and is said only when the
+A best-arm identification at fixed confidence (Maron & Moore's Hoeffding
+races, Even-Dar et al.'s successive elimination, LUCB): the leader is
+compared with every other row on the rounds both ran (rows paired by
+round: led by the row that reads fastest on those, ``ahead_by_round``).
+The answer reads only the lower end of each comparison (the rival's time
+over the leader's): a rival is out above 1 (shown slower), and the race is
+answered when every rival is out or above 0.95 (an epsilon-good answer:
+the leader is the fastest or within 5% of it). A rival is also out,
+whatever rounds it shares with the leader, when its own speedup's interval
+against the reference lies below another row's (successive elimination's
+rule); by the same own intervals each comparison is intersected with the
+leader's lower end over the rival's upper and its upper over the rival's
+lower. The 5% is split in advance: 4% over the comparisons with the
+leader, each one-sided at 96% / (rows - 1) (the lower end of the
+two-sided interval at 92% / (rows - 1)), and 1%
+(``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
+one-sided at 99% / rows. The true fastest is then left out of the answer,
+or more than 5% faster than the leader, with at most 5% chance whenever
+the run stops (the intervals are confidence sequences), whichever row
+leads. "The same within 5%" reads both ends, and is said only when the
 two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
@@ -53,8 +44,7 @@ def fastest(rows):
     return min(rows, key=lambda r: r.mean)
 
 
-# What a race says of a row against its leader.
-SLOWER, SAME, WITHIN, OPEN = "slower", "same", "within", "open"
+SLOWER, SAME, WITHIN, OPEN = "slower", "same", "within", "open"  # a row against the leader
 
 
 def standing(ratio):
@@ -137,11 +127,10 @@ class Race:
     def kept(self, best):
         """The leader the race keeps: ``best`` (the highest point), or a
         row near it (not shown slower, within NEAR) that has run side by
-        side with more of the race's rows. A near tie's point estimates
-        trade places from round to round; a leader that followed them would
-        leave the comparisons run beside the last one unread, and open new
-        ones at ever smaller levels. Any row may lead: the answer names
-        every row not shown slower than the leader, whichever it is."""
+        side with more of the race's rows. A near tie's points trade
+        places from round to round; a leader that followed them would leave
+        the comparisons run beside the last one unread, and open new ones
+        at ever smaller levels. Any row may lead."""
         if not self.sides:
             return best
         ahead = [row for row in self.members
@@ -158,16 +147,14 @@ class Race:
     def ahead_by_round(self, best):
         """The leader of a race whose rows compare their own runs of the
         same rounds: the row that reads faster than ``best`` on the rounds
-        they share, for as long as one does. Those comparisons rest on
-        every round both ran, where the speedups that chose ``best`` rest
-        on the rounds each shares with the reference, which a near tie's
-        rows stop needing once their own verdicts are decided: db's uvloop
-        led on its speedup over 5 rounds of the reference, while asyncio
-        read 0.988x its time over 77 shared rounds. A rival that reads
-        faster than its leader must show itself no more than 5% faster, a
-        lower end within 3.8% of its point there; led by asyncio, uvloop's
-        lower end may lie 6.2% below its point, which takes about a third
-        of the rounds. Any row may lead (``kept``)."""
+        they share, for as long as one does. Those rest on every round
+        both ran; the speedups that chose ``best``, on the rounds each
+        shares with the reference, which a near tie's rows stop needing
+        once their verdicts are decided (db's uvloop led on 5 such rounds
+        while asyncio read 0.988x its time over 77 shared ones). A rival
+        reading faster than its leader must show itself no more than 5%
+        faster, a lower end within 3.8% of its point there; led by it, the
+        other's may lie 6.2% below, about a third of the rounds."""
         seen = {id(best)}
         for _ in self.members:
             ahead = []
@@ -242,9 +229,8 @@ class Race:
     def question(self, kind, workload, topic):
         """The race as one question, answered when every row is; its
         ``parts``, one per row still open against the leader, are what
-        the allocation runs: a row far behind needs a round or two more to
-        be shown slower and leave the race, a close one many, and each
-        gets its rounds as it can be answered. In a race whose rows can
+        the allocation runs: a row far behind needs a round or two to be
+        shown slower, a close one many. In a race whose rows can
         run side by side, a row not told apart from the leader and within
         NEAR of it runs beside it (``Question.beside``), as does one that
         already did."""
@@ -266,6 +252,8 @@ class Race:
                 kind, workload, topic, False, [self.leader, row], len(logs), needed,
                 pairs=[(row, self.leader)], alpha=alpha, room=room,
                 least=least_needed(logs, race_room, alpha, floor)))
+        if not self.side_by_side:
+            self.with_nearest(parts)
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),
@@ -274,6 +262,18 @@ class Race:
                          room=min((p.room for p in parts), default=0.0), alpha=alpha)
         found.parts, found.race = parts, self
         return found
+
+    def with_nearest(self, parts):
+        """Each of ``parts`` runs the nearest rival with the leader too
+        (rows paired by round): the race ends with that comparison, on the
+        rounds both ran, which cheaper rivals run alone left few, and a
+        change of leader lost (db: asyncio and uvloop shared 9 of 52)."""
+        near = min(((abs(math.log(ratio.point)), row.position, row) for row, ratio, state
+                    in self.entries if state == OPEN and ratio is not None and ratio.point),
+                   key=lambda item: item[:2], default=(0, 0, None))[2]
+        for part in parts if near is not None else ():
+            if part.rows[1] is not near:
+                part.pairs.append((near, self.leader))
 
     def side_part(self, kind, workload, topic, row, ratio, found):
         """The part of a race that runs ``row`` beside the leader (or the
