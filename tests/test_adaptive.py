@@ -392,6 +392,37 @@ def test_a_comparison_side_by_side_runs_its_next_workers_in_rounds_of_its_own():
     assert added_rounds.side_round([near], {"w/a beside lead": 0}, cost, 60.0) == (set(), 0.0)
 
 
+def test_a_side_round_runs_the_io_comparisons_of_the_last_round_that_fit_in_it():
+    """A round of comparisons side by side also runs the parts of the last
+    round whose rows pair by round (an IO race: any round that runs its
+    rows is a round of it), cheapest first, while they add no more than
+    the side round's own seconds and fit in the time left; one answered
+    since, or dearer, does not, nor a comparison of rows paired in their
+    worker."""
+    near = Q("near", 1, 5, ["w/a"])
+    near.beside = "w/a beside lead"
+    io, dear = Q("io: fastest", 3, 20, ["io/lead", "io/b"]), Q("io2: fastest", 3, 20,
+                                                                 ["io2/lead", "io2/b"])
+    for question in (io, dear):
+        for pair in question.pairs:
+            for row in pair:
+                row.pairing = "round"
+    cpu = Q("cpu: fastest", 3, 20, ["w/c", "w/d"])
+    riders = [q for q in (near, io, dear, cpu) if added_rounds.rides(q)]
+    assert riders == [io, dear]
+    cost = {"w/a beside lead": 4.0, "io/lead": 1.0, "io/b": 1.5,
+            "io2/lead": 2.5, "io2/b": 2.5}.get
+    pending = {"w/a beside lead": 3}
+    still = [near, io, dear, cpu]
+    assert added_rounds.side_round(still, pending, cost, 60.0, riders) == (
+        {"w/a beside lead", "io/lead", "io/b"}, 6.5)
+    assert added_rounds.side_round(still, pending, cost, 5.0, riders) == (
+        {"w/a beside lead"}, 4.0)
+    assert added_rounds.side_round([near, dear], pending, cost, 60.0, riders) == (
+        {"w/a beside lead"}, 4.0)
+    assert pending == {"w/a beside lead": 0}
+
+
 def test_a_race_keeps_a_leader_that_ran_side_by_side():
     """A near tie: "lead" ran beside "b", and "a", which has run beside no
     row, now reads 1% ahead of it through the speedups. The race keeps
