@@ -249,7 +249,8 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     needs a round or two more to be shown slower, the close one well over
     a dozen. Its far comparison runs now, beside another question, though
     the whole race cannot be answered in the budget, and with it the close
-    one, whose comparison ends the race and rests on the rounds both ran."""
+    one: each part runs every open rival, so that every comparison gains
+    the rounds the race gets (they rest on the rounds both rows ran)."""
     from concbench.analysis.race import Race
 
     def row(name, position, speedup):
@@ -264,6 +265,8 @@ def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     assert race.parts and not race.answered and race.needed >= 15
     by_row = {part.rows[1].name: part for part in race.parts}
     assert by_row["w/far"].needed <= 5 < 15 <= by_row["w/close"].needed
+    assert all(allocation.members(part) == {"w/lead", "w/far", "w/close"}
+               for part in race.parts)
     cost = {"w/lead": 1.0, "w/far": 1.0, "w/close": 1.0, "w/b": 1.0}.get
     chosen, names, _ = allocation.choose([race, Q("soon", 3, 4, ["w/b"])], cost, 20.0)
     assert sorted(q.rows[1].name if q in race.parts else q.label for q in chosen) == [
