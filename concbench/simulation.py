@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from concbench.run.added_rounds import rides, side_round, side_workers
+from concbench.run.added_rounds import Between
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
@@ -114,9 +114,9 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
     noise, preset = Noise(kind, sd, rng), cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
-    spent, number, held, pending, riders = 2 * sum(preset(name) for name in rows), 2, True, {}, []
-    # Rounds of the matrix: the comparisons side by side's rounds of their
-    # own (added_rounds.side_round) are not counted against MOST_ROUNDS.
+    spent, number, held, between = 2 * sum(preset(name) for name in rows), 2, True, Between()
+    # Rounds of the matrix: the rounds of their own between them
+    # (added_rounds.Between) are not counted against MOST_ROUNDS.
     matrix = number
     while matrix < MOST_ROUNDS:
         groups, controls = settle_all(rows)
@@ -128,7 +128,7 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
             break
         pairs = sizes(rows, questions, budget - spent)
         cost = cost_of(rows, pairs)
-        names, used = side_round(still, pending, cost, budget - spent, riders)
+        names, used, _ = between.next_round(still, cost, budget - spent)
         if not names:
             joined = lambda found: with_controls(found, groups, controls)
             chosen, names, used = choose(still, cost, budget - spent, joined, ledger is None)
@@ -137,7 +137,7 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
             if ledger is not None and ledger.stopped is None and \
                     not choose(still, cost, budget - spent, joined)[0]:
                 ledger.note(questions, spent)   # bench.py would stop here
-            pending, riders = side_workers(chosen), [q for q in chosen if rides(q)]
+            between = Between(chosen, cost, used)
             matrix += 1
         run_round(rows, sorted(names), number, noise, pairs, rng)
         spent += used

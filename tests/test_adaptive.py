@@ -426,6 +426,37 @@ def test_a_side_round_runs_the_io_comparisons_of_the_last_round_that_fit_in_it()
     assert pending == {"w/a beside lead": 0}
 
 
+def test_the_io_comparisons_of_a_round_then_run_alone_shortest_first_within_its_seconds():
+    """After a round of 60 s, its IO comparisons (paired by round) run in
+    rounds of their own, the cheapest to answer first, each as many rounds
+    as it still needs beyond the round it had, while all of them add no
+    more than the round's seconds: "io" (5 more of 2 s) gets 4 rounds
+    (8 s); "far" (40 more of 2 s: 78 s) does not fit after it and waits for
+    the rounds of the matrix; one given up gets none, nor do any in a round
+    that ran nothing else. Those rounds run what is still open of them,
+    and stop when that is all answered."""
+    io = Q("io: fastest", 3, 8, ["io/lead", "io/b"])
+    far = Q("io2: fastest", 3, 43, ["io2/lead", "io2/b"])
+    lost = Q("io3: fastest", 3, 500, ["io3/lead", "io3/b"])
+    for question in (io, far, lost):
+        for pair in question.pairs:
+            for row in pair:
+                row.pairing = "round"
+    cpu = Q("cpu: fastest", 3, 7, ["w/c", "w/d"])
+    cost = lambda name: 1.0
+    assert added_rounds.rider_rounds([far, io, lost, cpu], cost, 60.0) == ([io], 4)
+    assert added_rounds.rider_rounds([far, io, cpu], cost, 100.0) == ([io, far], 39)
+    assert added_rounds.rider_rounds([far, io, cpu], cost, 5.0) == ([], 0)
+    assert added_rounds.rider_rounds([far, io], cost, 600.0) == ([], 0)
+    between = added_rounds.Between([far, io, lost, cpu], cost, 60.0)
+    rounds = [between.next_round([far, io, cpu], cost, 60.0) for _ in range(5)]
+    assert rounds[:4] == [({"io/lead", "io/b"}, 2.0, "IO comparisons")] * 4
+    assert rounds[4] == (set(), 0.0, None)
+    between = added_rounds.Between([far, io, cpu], cost, 60.0)
+    assert between.next_round([far, cpu], cost, 60.0) == (set(), 0.0, None)
+    assert between.next_round([io], cost, 1.5) == (set(), 0.0, None)
+
+
 def test_a_race_keeps_a_leader_that_ran_side_by_side():
     """A near tie: "lead" ran beside "b", and "a", which has run beside no
     row, now reads 1% ahead of it through the speedups. The race keeps

@@ -40,6 +40,14 @@ def rides(question):
         row.pairing in (BY_ROUND, NONE) for pair in question.pairs for row in pair)
 
 
+def riding(still, riders):
+    """The parts of ``riders`` (``rides``) still open in ``still``."""
+    parts = parts_of(still)
+    return [rider for rider in riders
+            if any(part.label == rider.label and members(part) == members(rider)
+                   for part in parts)]
+
+
 def side_round(still, pending, cost, remaining, riders=()):
     """(names, seconds) of the next round of comparisons side by side of
     their own: those of ``still``'s open parts that ``pending``
@@ -58,13 +66,77 @@ def side_round(still, pending, cost, remaining, riders=()):
     for name in names:
         pending[name] -= 1
     extra, room = set(), min(seconds, remaining - seconds)
-    for rider in riders:
-        if any(part.label == rider.label and members(part) == members(rider)
-               for part in parts):
-            grown = extra | members(rider)
-            if sum(cost(name) for name in grown - names) <= room:
-                extra = grown
+    for rider in riding(still, riders):
+        grown = extra | members(rider)
+        if sum(cost(name) for name in grown - names) <= room:
+            extra = grown
     return names | extra, seconds + sum(cost(name) for name in extra - names)
+
+
+def rider_rounds(chosen, cost, seconds):
+    """(riders, rounds): the rounds of their own that the IO comparisons
+    of a round (its parts that ``rides``, none given up) get after it, that
+    round having chosen ``chosen`` and taken about ``seconds``. Shortest
+    first, as the plan is: each, the cheapest to answer first, gets the
+    rounds it likely still needs beyond the one it had, while all of them
+    add no more than the round's own seconds. A near tie of IO rows needs
+    20-70 rounds of a second or two, the CPU rows a few of a minute: riding
+    in those alone, db's fastest was answered last in every quiet default
+    run, in rounds of two benchmarks after the others (rounds 20-27: 13 s).
+    None where the round ran nothing else: its rounds are theirs."""
+    riders = [part for part in chosen if rides(part) and not hopeless(part)]
+    if not riders or len(riders) == len(chosen):
+        return [], 0
+
+    def to_answer(part):
+        return more_rounds(part) * sum(cost(name) for name in members(part))
+
+    taken, plan = [], {}
+    for part in sorted(riders, key=lambda part: (to_answer(part), part.label)):
+        grown = planned([part], lambda names: names, plan,
+                        rounds=lambda part: more_rounds(part) - 1)
+        if plan_seconds(grown, cost) <= seconds:
+            taken.append(part)
+            plan = grown
+    return taken, max(plan.values(), default=0)
+
+
+def rider_round(still, riders, cost, remaining):
+    """(names, seconds) of a round of ``riders`` alone, those still open,
+    if it fits in ``remaining`` seconds; else (set(), 0)."""
+    open_riders = riding(still, riders)
+    names = set().union(*(members(part) for part in open_riders)) if open_riders else set()
+    seconds = sum(cost(name) for name in names)
+    if not names or seconds > remaining:
+        return set(), 0.0
+    return names, seconds
+
+
+class Between:
+    """The rounds of their own that run between two rounds of the matrix,
+    after a round that chose ``chosen`` and was to take ``seconds``: its
+    comparisons side by side (``side_workers``, ``side_round``), then its
+    IO comparisons alone (``rider_rounds``). bench.py and the simulation
+    both run them so."""
+
+    def __init__(self, chosen=(), cost=None, seconds=0.0):
+        self.pending = side_workers(chosen)
+        self.riders = [part for part in chosen if rides(part)]
+        self.alone, self.rides = rider_rounds(chosen, cost, seconds)
+
+    def next_round(self, still, cost, remaining):
+        """(names, seconds, what the console calls the round) of the next
+        such round, or (set(), 0, None) once none is left: the matrix's
+        next round runs then."""
+        names, seconds = side_round(still, self.pending, cost, remaining, self.riders)
+        if names:
+            return names, seconds, "side by side"
+        if self.rides > 0:
+            self.rides -= 1
+            names, seconds = rider_round(still, self.alone, cost, remaining)
+            if names:
+                return names, seconds, "IO comparisons"
+        return set(), 0.0, None
 
 
 def still_needs(still, cost, joined=lambda names: names):
@@ -121,7 +193,7 @@ def add_rounds(master, allocation):
     knows the suite, the start, the rounds so far and what each
     benchmark's worker last took (``took``, by name)."""
     plan = allocation.plan
-    extra, pending, riders = [], {}, []
+    extra, between = [], Between()
     while True:
         elapsed = time.monotonic() - master.start
         rounds = master.rounds_done()
@@ -137,17 +209,17 @@ def add_rounds(master, allocation):
             return
         remaining = plan.max_time - elapsed
         cost = allocation.cost(master.took_by_name())
-        names, spent = side_round(still, pending, cost, remaining, riders)
+        names, spent, how = between.next_round(still, cost, remaining)
         if names:
             indexes = sorted(master.order[name] for name in names if name in master.order)
             extra.append(indexes)
-            say("round %d (added, side by side): %s; about %s; %s left of %s" % (
-                rounds + 1, ", ".join(sorted(names)), format_duration(spent),
+            say("round %d (added, %s): %s; about %s; %s left of %s" % (
+                rounds + 1, how, ", ".join(sorted(names)), format_duration(spent),
                 format_duration(max(0, remaining)), format_duration(plan.max_time)))
             master.add_round(indexes, extra)
             continue
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
-        pending, riders = side_workers(chosen), [part for part in chosen if rides(part)]
+        between = Between(chosen, cost, spent)
         if not chosen:
             needs = more_needed(still, cost, allocation.joined, elapsed)
             if fits_a_round(still, cost, remaining, allocation.joined):
