@@ -41,11 +41,14 @@ def rides(question):
 
 
 def riding(still, riders):
-    """The parts of ``riders`` (``rides``) still open in ``still``."""
-    parts = parts_of(still)
-    return [rider for rider in riders
-            if any(part.label == rider.label and members(part) == members(rider)
-                   for part in parts)]
+    """The parts of ``still`` that ``riders`` (``rides``) were: the same
+    question and rival, still open, as they stand now (a race's parts run
+    every rival still open, so their benchmarks change as rivals leave)."""
+    def key(part):
+        return part.label, part.rows[-1].name if part.rows else None
+
+    wanted = {key(rider) for rider in riders}
+    return [part for part in parts_of(still) if key(part) in wanted]
 
 
 def side_round(still, pending, cost, remaining, riders=()):
