@@ -84,8 +84,8 @@ def rider_rounds(chosen, cost, seconds):
     rounds it likely still needs beyond the one it had, while all of them
     add no more than the round's own seconds. A near tie of IO rows needs
     20-70 rounds of a second or two, the CPU rows a few of a minute: riding
-    in those alone, db's fastest was answered last in every quiet default
-    run, in rounds of two benchmarks after the others (rounds 20-27: 13 s).
+    in those alone, db's fastest was the last answer of most quiet default
+    runs, in rounds of two benchmarks after the others (rounds 20-27: 13 s).
     None where the round ran nothing else: its rounds are theirs."""
     riders = [part for part in chosen if rides(part) and not hopeless(part)]
     if not riders or len(riders) == len(chosen):
