@@ -107,8 +107,7 @@ def rider_rounds(chosen, cost, seconds):
 def rider_round(still, riders, cost, remaining):
     """(names, seconds) of a round of ``riders`` alone, those still open,
     if it fits in ``remaining`` seconds; else (set(), 0)."""
-    open_riders = riding(still, riders)
-    names = set().union(*(members(part) for part in open_riders)) if open_riders else set()
+    names = set().union(*(members(part) for part in riding(still, riders)))
     seconds = sum(cost(name) for name in names)
     if not names or seconds > remaining:
         return set(), 0.0
