@@ -8,7 +8,7 @@ import math
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, NONE
 from concbench.analysis.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio,
-                                      persistence, stdev, verdict, widened)
+                                      persistence, remembered, stdev, verdict, widened)
 
 # More workers "helped" when they saved this share of the time or more.
 HELPED = 1 / SAME_BAND[0]
@@ -87,6 +87,11 @@ def least_needed(logs, room, alpha=anytime.ALPHA, floor=None):
 def _needed(logs, room, alpha, floor, hope=None):
     """``rounds_needed``, or with ``hope`` (z of the spread, z of the mean)
     ``least_needed``."""
+    return remembered(("needed", tuple(logs), room, alpha, floor, hope),
+                      lambda: _count(logs, room, alpha, floor, hope))
+
+
+def _count(logs, room, alpha, floor, hope):
     count = len(logs)
     if count < 3:
         return count + 1

@@ -80,26 +80,33 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     at once with the sequence's 95%, so an answer read off one round does
     not reopen at the next (the last interval alone, should the
     intersection be empty: then the sequence has already erred)."""
-    if _memo is None:
-        return _ratio_of(by_round, alpha, floor)
-    key = (tuple(sorted(by_round.items())), alpha, floor)
-    if key not in _memo:
-        _memo[key] = _ratio_of(by_round, alpha, floor)
     # The same Ratio to every reader: none changes one it did not make
     # (``side_by_side.joined`` copies before it marks one).
+    return remembered(("ratio", tuple(sorted(by_round.items())), alpha, floor),
+                      lambda: _ratio_of(by_round, alpha, floor))
+
+
+def remembered(key, compute):
+    """``compute()``; within ``memoized``, what it gave for ``key`` the
+    first time (``key`` names everything the result depends on)."""
+    if _memo is None:
+        return compute()
+    if key not in _memo:
+        _memo[key] = compute()
     return _memo[key]
 
 
-# {(rounds, alpha, floor): Ratio} while ``memoized``; None otherwise.
+# {key: result} while ``memoized``; None otherwise.
 _memo = None
 
 
 @contextlib.contextmanager
 def memoized():
     """Within it, ``ratio_of`` computes each interval once and returns the
-    same Ratio when asked again. A simulated run (``concbench.simulation``) reads
-    every row after every round, and most rows got no round since the last
-    reading; the intervals are the same, in a quarter less time. Only within
+    same Ratio when asked again, and ``comparisons.rounds_needed`` each
+    count. A simulated run (``concbench.simulation``) reads every row after
+    every round, and most rows got no round since the last reading; the
+    intervals and counts are the same, in half the time. Only within
     one run, so that a test that changes how intervals are computed between
     runs gets its own."""
     global _memo
