@@ -9,8 +9,12 @@ truth (concbench.simulation).
 
 import itertools
 import math
+import os
 import random
 import statistics
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -300,6 +304,39 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     any machine)."""
     check_cells([("ar1", 0.15), ("drift", 0.15), ("skew-reference", 0.15), ("pairs", 0.12)],
                 budget=200)
+
+
+# The rounds a cell's first 32 simulated runs choose, and the runs, as a
+# digest, in a process of its own (its own string hashes).
+ROUNDS_CHOSEN = textwrap.dedent("""
+    import hashlib, itertools
+    import concbench.simulation as simulation
+    chosen = []
+    run_round = simulation.run_round
+    def traced(rows, names, *rest):
+        chosen.append(tuple(names))
+        return run_round(rows, names, *rest)
+    simulation.run_round = traced
+    runs = list(itertools.islice(simulation.cell_runs("skew-reference", 0.15, 5), 32))
+    print(hashlib.sha256(repr((chosen, runs)).encode()).hexdigest())
+""")
+
+
+def test_a_simulated_run_is_the_same_whatever_the_string_hashes():
+    """The seeds fix the simulation's figures on any machine: two processes
+    whose strings hash differently (and so iterate a set of benchmark
+    names in another order) choose the same rounds and end the same runs.
+    While a plan's seconds were summed in the order its benchmarks joined
+    it (a set's order), a rounding decided whether a question fitted in
+    the time left, and these two processes chose different rounds from the
+    32nd run on (``allocation.plan_seconds``)."""
+    found = set()
+    for seed in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-c", ROUNDS_CHOSEN], capture_output=True,
+                              text=True, env=dict(os.environ, PYTHONHASHSEED=seed), timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        found.add(proc.stdout.strip())
+    assert len(found) == 1, found
 
 
 def test_a_races_lower_ends_hold_together_in_a_tie_of_thirteen():

@@ -9,7 +9,7 @@ import time
 
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run.allocation import (choose, hopeless, members, more_rounds, parts_of,
-                                      plan_seconds, planned)
+                                      plan_seconds, planned, seconds_of)
 from concbench.run.progress import format_duration, say
 from concbench.schema import BY_ROUND, NONE
 from concbench.units import count
@@ -63,7 +63,7 @@ def side_round(still, pending, cost, remaining, riders=()):
     the 29 before its fastest was answered)."""
     parts = parts_of(still)
     names = {part.beside for part in parts if pending.get(part.beside, 0) > 0}
-    seconds = sum(cost(name) for name in names)
+    seconds = seconds_of(names, cost)
     if not names or seconds > remaining:
         return set(), 0.0
     for name in names:
@@ -71,9 +71,9 @@ def side_round(still, pending, cost, remaining, riders=()):
     extra, room = set(), min(seconds, remaining - seconds)
     for rider in riding(still, riders):
         grown = extra | members(rider)
-        if sum(cost(name) for name in grown - names) <= room:
+        if seconds_of(grown - names, cost) <= room:
             extra = grown
-    return names | extra, seconds + sum(cost(name) for name in extra - names)
+    return names | extra, seconds + seconds_of(extra - names, cost)
 
 
 def rider_rounds(chosen, cost, seconds):
@@ -92,7 +92,7 @@ def rider_rounds(chosen, cost, seconds):
         return [], 0
 
     def to_answer(part):
-        return more_rounds(part) * sum(cost(name) for name in members(part))
+        return more_rounds(part) * seconds_of(members(part), cost)
 
     taken, plan = [], {}
     for part in sorted(riders, key=lambda part: (to_answer(part), part.label)):
@@ -108,7 +108,7 @@ def rider_round(still, riders, cost, remaining):
     """(names, seconds) of a round of ``riders`` alone, those still open,
     if it fits in ``remaining`` seconds; else (set(), 0)."""
     names = set().union(*(members(part) for part in riding(still, riders)))
-    seconds = sum(cost(name) for name in names)
+    seconds = seconds_of(names, cost)
     if not names or seconds > remaining:
         return set(), 0.0
     return names, seconds
@@ -172,7 +172,7 @@ def fits_a_round(still, cost, remaining, joined):
     """Whether one round of some open question fits in ``remaining``
     seconds: if so and none runs, the run gave them up
     (``allocation.reachable``) rather than spent its budget."""
-    return any(sum(cost(name) for name in joined(members(part))) <= remaining
+    return any(seconds_of(joined(members(part)), cost) <= remaining
                for part in parts_of(still))
 
 

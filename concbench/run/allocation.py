@@ -36,6 +36,8 @@ warms up, is ``concbench.run.calibration``'s; the loop of added rounds,
 and what the console says of them, ``concbench.run.added_rounds``'s.
 """
 
+import math
+
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run import calibration, costs
@@ -138,7 +140,19 @@ def reachable(question, cost, remaining, joined=lambda names: names):
 
 
 def plan_seconds(plan, cost):
-    return sum(cost(name) * count for name, count in plan.items())
+    """What running ``plan`` ({benchmark: rounds}) costs. Summed exactly
+    (``math.fsum``), here and in ``seconds_of``, so that the total does
+    not depend on the order its benchmarks joined it, a set's order, which
+    changes with each process's string hashes: a rounding would otherwise
+    decide whether a question fits in the time left, or which of two of
+    equal cost goes first, and the simulation's seeds would not fix its
+    figures."""
+    return math.fsum(cost(name) * count for name, count in plan.items())
+
+
+def seconds_of(names, cost):
+    """What a round of the benchmarks ``names`` costs, summed exactly."""
+    return math.fsum(cost(name) for name in names)
 
 
 def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
@@ -155,7 +169,7 @@ def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
     the benchmarks a set of them brings along (the controls); ``give_up``
     False: no question is given up (``concbench.given_up`` compares)."""
     def to_answer(question):
-        return more_rounds(question) * sum(cost(name) for name in joined(members(question)))
+        return more_rounds(question) * seconds_of(joined(members(question)), cost)
 
     pieces = parts_of(still)
     ranked = sorted(pieces, key=lambda q: (to_answer(q), q.needed - q.rounds, q.label))
@@ -164,7 +178,7 @@ def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
     def take(question):
         nonlocal spent, names
         grown = joined(names | members(question))
-        extra = sum(cost(name) for name in grown - names)
+        extra = seconds_of(grown - names, cost)
         if spent + extra > remaining:
             return False
         chosen.append(question)
