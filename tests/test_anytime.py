@@ -413,10 +413,11 @@ def test_a_simulated_run_under_precision_asks_what_bench_py_asks_then(monkeypatc
 
 
 def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeypatch):
-    """The simulation computes each interval once within a run
-    (``stats.memoized``); its figures are those of a run that computes
-    every reading afresh, in worlds where the race runs side by side (a
-    memo keyed without the level differs)."""
+    """The simulation computes each interval, and each count of the rounds
+    a comparison needs, once within a run (``stats.memoized``); its figures
+    are those of a run that computes every reading afresh, in worlds where
+    the race runs side by side (a memo keyed without the level differs, or
+    one that keeps a count without its reading, likely or least)."""
     import contextlib
 
     from concbench import simulation
