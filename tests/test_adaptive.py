@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from concbench.run import added_rounds, allocation
+from concbench.run import added_rounds, allocation, progress
 from concbench.analysis import anytime, comparisons
 from concbench.analysis.questions import all_questions
 from concbench.analysis.rows import build_rows
@@ -233,14 +233,14 @@ def test_the_console_says_an_answer_that_is_open_again():
     said open again: the console never leaves an answer standing that the
     file no longer holds."""
     before = {"encode: fastest", "encode: best thread count"}
-    assert allocation.changes(set(), before, 8, 817.0) == [
+    assert progress.changes(set(), before, 8, 817.0) == [
         "answered after 8 rounds (13m37s): encode: best thread count; encode: fastest"]
-    assert allocation.changes(before, {"encode: fastest", "sleep: fastest"}, 9, 900.0) == [
+    assert progress.changes(before, {"encode: fastest", "sleep: fastest"}, 9, 900.0) == [
         "answered after 9 rounds (15m00s): sleep: fastest",
         "open again after 9 rounds (15m00s): encode: best thread count"]
-    assert allocation.changes(before, before, 10, 950.0) == []
+    assert progress.changes(before, before, 10, 950.0) == []
     # A file appended to may hold answers before this run's first round.
-    assert allocation.changes(set(), {"sleep: fastest"}, 1, 0.4) == [
+    assert progress.changes(set(), {"sleep: fastest"}, 1, 0.4) == [
         "answered after 1 round (0s): sleep: fastest"]
 
 

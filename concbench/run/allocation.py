@@ -41,8 +41,7 @@ import math
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.run import calibration, costs
-from concbench.run.progress import format_duration, say
-from concbench.units import count
+from concbench.run.progress import changes, say
 from concbench.analysis.questions import all_questions, answered_takeaways
 from concbench.run.schedule import BY_ROUND, IN_WORKER, NONE
 from concbench.schema import beside_of
@@ -140,13 +139,10 @@ def reachable(question, cost, remaining, joined=lambda names: names):
 
 
 def plan_seconds(plan, cost):
-    """What running ``plan`` ({benchmark: rounds}) costs. Summed exactly
-    (``math.fsum``), here and in ``seconds_of``, so that the total does
-    not depend on the order its benchmarks joined it, a set's order, which
-    changes with each process's string hashes: a rounding would otherwise
-    decide whether a question fits in the time left, or which of two of
-    equal cost goes first, and the simulation's seeds would not fix its
-    figures."""
+    """What running ``plan`` ({benchmark: rounds}) costs, summed exactly
+    (``math.fsum``), as ``seconds_of`` sums: the order of a set of names
+    changes with each process's string hashes, and a rounding would then
+    decide whether a question fits in the time left."""
     return math.fsum(cost(name) * count for name, count in plan.items())
 
 
@@ -223,20 +219,6 @@ def demands(questions):
         for name in members(question):
             found[name] = demand.harder(found.get(name))
     return found
-
-
-def changes(before, now, rounds, elapsed):
-    """What the console says of the takeaways after a round: those answered
-    since the last reading, and those said answered before that are open
-    again (a race whose leader changed as its rows gained rounds), so that
-    no answer the console gave stands once the file no longer holds it."""
-    when = "after %s (%s)" % (count(rounds, "rounds"), format_duration(elapsed))
-    lines = []
-    if now - before:
-        lines.append("answered %s: %s" % (when, "; ".join(sorted(now - before))))
-    if before - now:
-        lines.append("open again %s: %s" % (when, "; ".join(sorted(before - now))))
-    return lines
 
 
 class Allocation:

@@ -7,7 +7,7 @@ import sys
 import time
 
 from concbench.thresholds import unstable_reasons
-from concbench.units import format_time, wrapped
+from concbench.units import count, format_time, wrapped
 
 # The command's name in its messages: "concbench run" when run as that.
 PROG = "bench.py"
@@ -92,3 +92,17 @@ def unstable_summary(suite):
             "hold; more rounds (-p) narrow them, 'python -m pyperf system "
             "tune' lowers the noise, and -v shows pyperf's own warnings."
             % (len(shaky), len(suite.get_benchmarks()), shown))
+
+
+def changes(before, now, rounds, elapsed):
+    """What the console says of the takeaways after a round: those answered
+    since the last reading, and those said answered before that are open
+    again (a race whose leader changed as its rows gained rounds), so that
+    no answer the console gave stands once the file no longer holds it."""
+    when = "after %s (%s)" % (count(rounds, "rounds"), format_duration(elapsed))
+    lines = []
+    if now - before:
+        lines.append("answered %s: %s" % (when, "; ".join(sorted(now - before))))
+    if before - now:
+        lines.append("open again %s: %s" % (when, "; ".join(sorted(before - now))))
+    return lines
