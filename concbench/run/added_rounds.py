@@ -40,15 +40,15 @@ def rides(question):
         row.pairing in (BY_ROUND, NONE) for pair in question.pairs for row in pair)
 
 
-def riding(still, riders):
-    """The parts of ``still`` that ``riders`` (``rides``) were: the same
-    question and rival, still open, as they stand now (a race's parts run
+def riding(parts, riders):
+    """The open ``parts`` (``parts_of``) that ``riders`` (``rides``) were:
+    the same question and rival, as they stand now (a race's parts run
     every rival still open, so their benchmarks change as rivals leave)."""
     def key(part):
         return part.label, part.rows[-1].name if part.rows else None
 
     wanted = {key(rider) for rider in riders}
-    return [part for part in parts_of(still) if key(part) in wanted]
+    return [part for part in parts if key(part) in wanted]
 
 
 def side_round(still, pending, cost, remaining, riders=()):
@@ -69,7 +69,7 @@ def side_round(still, pending, cost, remaining, riders=()):
     for name in names:
         pending[name] -= 1
     extra, room = set(), min(seconds, remaining - seconds)
-    for rider in riding(still, riders):
+    for rider in riding(parts, riders):
         grown = extra | members(rider)
         if seconds_of(grown - names, cost) <= room:
             extra = grown
@@ -107,7 +107,7 @@ def rider_rounds(chosen, cost, seconds):
 def rider_round(still, riders, cost, remaining):
     """(names, seconds) of a round of ``riders`` alone, those still open,
     if it fits in ``remaining`` seconds; else (set(), 0)."""
-    names = set().union(*(members(part) for part in riding(still, riders)))
+    names = set().union(*(members(part) for part in riding(parts_of(still), riders)))
     seconds = seconds_of(names, cost)
     if not names or seconds > remaining:
         return set(), 0.0
