@@ -37,8 +37,8 @@ from concbench.doc_numbers import binomial_below
 # 0.1% + 0.1% + 0.59%, each look's), under 1%, and one erring at 8% with
 # 0.02%; one erring at 5% is failed early with a chance of 0.2% at most.
 # Cells that err as rarely as these do end at 250 or 500 runs, and a
-# mutation that errs at 9% ends there with a chance of 72%. (The rates over 3,000
-# runs a cell, 0-0.8%: docs/history.md.)
+# mutation that errs at 9% ends there with a chance of 72%. (The rates
+# over 3,000 runs a cell, 0-0.8%: docs/history.md.)
 TRIALS = 1000
 LOOKS = (250, 500, TRIALS)
 EARLY = 0.001
