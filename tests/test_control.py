@@ -219,6 +219,77 @@ def test_a_wide_spread_is_the_models_own_only_where_the_control_is_narrower(tmp_
                for line in said), said
 
 
+# A worker's value: the median of its pairs' logs, each pair spread 0.05,
+# and a quarter of them straddling a jump of the CPU's speed (0.35 either
+# way): a real A/A run's encode workers jumped between about 155 ms and
+# 270 ms, with 19-30% of their pairs more than 22% apart
+# (docs/figures.md, "A long A/A run").
+JUMPS = dict(pairs=5, spread=0.05, straddle=0.25, jump=0.35)
+
+
+def identical_rows(rnd, count, rounds, pairs, spread, straddle, jump):
+    """A control and ``count`` rows of identical code, undecided, each
+    value a worker's median pair."""
+    from statistics import median
+    from types import SimpleNamespace
+
+    def row(model):
+        values = [math.exp(median(rnd.gauss(0, spread) + (
+            jump * rnd.choice((-1, 1)) if rnd.random() < straddle else 0.0)
+            for _ in range(pairs))) for _ in range(rounds)]
+        return SimpleNamespace(model=model, verdict="undecided",
+                               round_ratios=lambda values=values: values)
+    return row("control"), [row("copy-%d" % n) for n in range(count)]
+
+
+def called_own(runs, seed=11, rows=7, rounds=16, **noise):
+    """The share of simulated workloads of identical code in which the
+    report's line calls some row's spread its own."""
+    from concbench.report.verdicts import wide_lines
+
+    rnd, found = random.Random(seed), 0
+    for _ in range(runs):
+        control, copies = identical_rows(rnd, rows, rounds, **noise)
+        found += any("the model's own" in line for line in wide_lines(copies, control))
+    return found / runs
+
+
+@pytest.mark.parametrize("noise", [dict(JUMPS, straddle=0.0), JUMPS],
+                         ids=["gaussian", "jumps"])
+def test_identical_code_is_called_wider_than_the_control_in_5_percent_at_most(noise):
+    """Seven copies of the control's own code, 16 rounds each, 1,000
+    workloads: some copy is called "the model's own" spread in 5.0% of
+    them or fewer (3.5% with Gaussian pairs, 1.6% with pairs that straddle
+    the CPU's speed jumps). At 1,000 workloads a test erring at 7% reads
+    5.0% or less with a chance under 0.2%."""
+    assert called_own(1000, **noise) <= 0.05
+
+
+def f_test(row, control, rows=1):
+    """The test the line used before: a normal approximation of Fisher's F
+    on the two variances, one-sided at 95% for each row."""
+    from concbench.report.verdicts import spread
+
+    mine, theirs = len(row.round_ratios()), len(control.round_ratios())
+    error = math.sqrt(2 / (mine - 1) + 2 / (theirs - 1))
+    return 2 * math.log(spread(row) / spread(control)) > 1.645 * error
+
+
+@pytest.mark.parametrize("mutation, least", [("f-test", 0.3), ("no split", 0.1)])
+def test_a_test_of_the_spread_without_its_split_or_robustness_fails_that_check(
+        monkeypatch, mutation, least):
+    """The same 1,000 workloads under the jumps, with the line's test
+    mutated: the F test per row called some copy wider in 61.5% of them,
+    the Brown-Forsythe test at 95% for each row (no split over the seven)
+    in 18.6%; the check above fails both."""
+    from concbench.report import verdicts
+
+    robust = verdicts.wider
+    monkeypatch.setattr(verdicts, "wider", f_test if mutation == "f-test" else
+                        lambda row, control, rows=1: robust(row, control))
+    assert called_own(1000, **JUMPS) > least
+
+
 def test_the_comparison_names_the_leader_of_an_undecided_race(tmp_path):
     """Two files whose models are not told apart: each file's best is
     "undecided" with the model that leads, not every model of the race."""
