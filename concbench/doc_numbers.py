@@ -51,7 +51,7 @@ def substitutions():
 
 
 # The simulation's error columns (the rest are answers and rounds).
-ERRORS = COLUMNS[:5]
+ERRORS = COLUMNS[:6]
 
 
 def simulation(path):

@@ -31,9 +31,12 @@ from concbench.run.added_rounds import Between
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
+from concbench import schema as K
+from concbench.analysis.comparisons import HELPED
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
+from concbench.analysis.steps import helping
 from concbench.schema import IN_WORKER, beside_of
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WORLDS, Noise, count_race_of, options, parsed,
@@ -154,7 +157,29 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
     raced = [one.answered and (count is None or count.answered) for one, count in races.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
-            sum(raced) / len(raced))
+            sum(raced) / len(raced), step_right(groups["w"]))
+
+
+def step_right(members):
+    """Whether the answer to where more workers stopped helping is right
+    (an undecided step is not wrong), None without a series: every step it
+    says saved 5% or more truly did, and the one it says saved less truly
+    did (a step's truth: the following row's true speedup over the
+    current's)."""
+    series = sorted((row for row in members if K.SCALING in row.meta),
+                    key=lambda row: row.workers())
+    if len(series) < 2:
+        return None
+    found = helping(series)
+    steps = list(zip(series, series[1:]))
+    if found is None:
+        shown, stopped = steps, None
+    else:
+        state, current, following, _ = found
+        shown = steps[:[pair[0] for pair in steps].index(current)]
+        stopped = (current, following) if state == "stopped" else None
+    saved = lambda pair: pair[1].truth / pair[0].truth >= HELPED
+    return all(saved(pair) for pair in shown) and (stopped is None or not saved(stopped))
 
 
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
@@ -184,6 +209,7 @@ class Rates:
         self.near = share(lambda run: run[1] == "same")
         self.wrong = share(lambda run: not run[2])
         self.count = share(lambda run: run[6] is False)
+        self.step = share(lambda run: run[8] is False)
         self.lower = share(lambda run: not run[3])
         self.answered = share(lambda run: run[5])
         self.raced = sum(run[7] for run in runs) / len(runs)
@@ -192,7 +218,7 @@ class Rates:
     def errors(self):
         return {"1.00x faster/slower": self.null, "1.08x same": self.near,
                 "fastest wrong": self.wrong, "best count wrong": self.count,
-                "a lower end wrong": self.lower}
+                "more workers wrong": self.step, "a lower end wrong": self.lower}
 
 
 def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
@@ -214,7 +240,8 @@ def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
 
 
 COLUMNS = ("1.00x faster/slower", "1.08x same", "fastest wrong", "best count wrong",
-           "a lower end wrong", "all answered", "races answered", "median rounds")
+           "more workers wrong", "a lower end wrong", "all answered", "races answered",
+           "median rounds")
 
 
 def cells(trials, seed, processes=1, worlds=WORLDS, budget=BUDGET_S):
@@ -234,8 +261,8 @@ def report(found, trials, seed, budget, out=sys.stdout):
           "and allocation within %g s (seed %d):" % (trials, budget, seed), file=out)
     print("  world     noise           sd     " + "  ".join(COLUMNS), file=out)
     for cell in found:
-        print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %16.1f%%  "
-              "%11.1f%%  %13.1f%%  %13d" % (
+        print("  %-8s  %-14s  %-5g  %19.1f%%  %9.1f%%  %12.1f%%  %15.1f%%  %17.1f%%  "
+              "%16.1f%%  %11.1f%%  %13.1f%%  %13d" % (
                   (cell["world"], cell["noise"], cell["sd"])
                   + tuple(100 * cell[name] for name in COLUMNS[:-1])
                   + (cell["median rounds"],)), file=out)

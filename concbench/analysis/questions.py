@@ -14,31 +14,11 @@ The races (the fastest model, the best worker count) are
 ``concbench.analysis.race``'s.
 """
 
-import math
-
 from concbench import schema as K
 from concbench.schema import BY_ROUND, NONE
-from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, compare, least_needed,
-                                            rounds_needed, row_question, step_room)
+from concbench.analysis.comparisons import row_question
 from concbench.analysis.race import Race
-
-def helping(members):
-    """Where adding workers stopped saving 5% or more, along a series sorted
-    by worker count: ("stopped", current, following, ratio) once a step is
-    shown to save less than 5% after steps shown to save 5% or more;
-    ("undecided", ...) at the first step shown neither; None when every
-    step saved 5% or more. Each step is compared at 95% / (steps)."""
-    steps = len(members) - 1
-    for current, following in zip(members, members[1:]):
-        ratio = compare(current, following, steps)
-        if ratio is not None and ratio.low is not None:
-            if ratio.low >= HELPED:
-                continue
-            if ratio.high < HELPED:
-                return "stopped", current, following, ratio
-        return "undecided", current, following, ratio
-    return None
+from concbench.analysis.steps import step_question
 
 
 def scaling_groups(rows):
@@ -59,22 +39,6 @@ def series_of(members):
         series.setdefault(r.meta.get(K.SCALING_SERIES, ""), []).append(r)
     return [(label, sorted(rows_of, key=lambda r: r.workers()))
             for label, rows_of in sorted(series.items())]
-
-
-def step_question(workload, counted, label, rows_of):
-    found = helping(rows_of)
-    topic = "more %s%s" % (counted, " (%s)" % label if label else "")
-    if found is None or found[0] == "stopped":
-        return Question("helping", workload, topic, True)
-    _, current, following, ratio = found
-    logs = [math.log(x) for x in ratio.values] if ratio else []
-    alpha = anytime.ALPHA / (len(rows_of) - 1)
-    floor = ratio.log_sd if ratio else None
-    return Question("helping", workload, topic, False, [current, following],
-                    len(logs), rounds_needed(logs, step_room, alpha, floor),
-                    pairs=[(current, following)],
-                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha,
-                    least=least_needed(logs, step_room, alpha, floor))
 
 
 def workload_questions(rows, control=None, precision=None):

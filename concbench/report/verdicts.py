@@ -15,7 +15,8 @@ import statistics
 
 from concbench import schema as K
 from concbench.analysis.anytime import first_bounded
-from concbench.analysis.questions import helping, scaling_groups, series_of
+from concbench.analysis.questions import scaling_groups, series_of
+from concbench.analysis.steps import helping
 from concbench.analysis.race import SAME, SLOWER, WITHIN, Race
 from concbench.units import count, format_time as fmt_time
 
@@ -246,6 +247,8 @@ def describe_saving(ratio):
     if ratio is None:
         return "no shared round"
     shared = count(ratio.rounds, "shared rounds")
+    if ratio.side is not None:
+        shared += ", " + count(ratio.side.rounds, "workers side by side")
     if ratio.low is None:
         return "%.2fx, %s, no interval yet" % (ratio.point, shared)
     return "%.2fx [%.2f-%.2f], %s" % (ratio.point, ratio.low, ratio.high, shared)

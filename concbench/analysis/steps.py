@@ -1,0 +1,127 @@
+"""Where more workers stopped helping: each step of a worker-count series
+(threads-2 to threads-4, ...) shown to save 5% or more, or less.
+
+A step compares two rows of the same model family. Through their speedups
+against the reference it rests on the rounds both ran, and its variance is
+the sum of two workers' (encode's 2 to 4 on a noisy evening: 0.93x
+[0.04-21.56] after 3 shared rounds). Where the series' rows are paired in
+their worker (a choice made by the workload's kind, before any data), the
+step also runs its two rows side by side in one worker, their batches
+paired as a model's are with its reference's (``schema.beside_name``), and
+reads those pairs directly; a race's comparison side by side of the same
+two rows serves it too. Its level is split in advance: STEP_SIDE_SHARE of
+each step's to the pairs side by side (half to each direction, the
+following row run beside the current or the current beside the
+following), the rest to the comparison through the speedups; the two
+intervals are intersected (``side_by_side.joined``).
+"""
+
+import math
+
+from concbench.analysis import anytime
+from concbench.analysis.comparisons import (HELPED, Question, compare, least_needed,
+                                            rounds_needed, step_room)
+from concbench.analysis.side_by_side import joined
+from concbench.analysis.stats import ratio_of
+from concbench.schema import IN_WORKER, beside_name
+
+# The share of a step's level spent on its pairs side by side, in a series
+# paired in its worker: they cancel the machine's drift inside each worker,
+# and one worker of them costs less than the two a round of the speedups
+# runs, so they get the larger part.
+STEP_SIDE_SHARE = 0.75
+
+
+def side_by_side(members):
+    """Whether a series' steps run side by side: every row paired in its worker."""
+    return all(row.pairing == IN_WORKER for row in members)
+
+
+def step_runs(current, following):
+    """[(benchmark, sign)]: the two rows' runs side by side (the following
+    beside the current, then the current beside the following), with the
+    sign that makes their pairs' logs the current's time over the
+    following's."""
+    found = []
+    for this, that, sign in ((following, current, 1), (current, following, -1)):
+        ran = getattr(this, "beside_runs", {}).get(that.model)
+        if ran is not None:
+            found.append((ran, sign))
+    return found
+
+
+def step_ratio(current, following, alpha, side):
+    """The current row's time over the following's, two-sided at 1 -
+    ``alpha``: through the speedups, intersected (``side``) with the
+    pairs side by side."""
+    if not side:
+        return compare(current, following, alpha=alpha)
+    through = compare(current, following, alpha=(1 - STEP_SIDE_SHARE) * alpha)
+    direct = None
+    for ran, sign in step_runs(current, following):
+        one = ratio_of({number: math.exp(sign * log) for number, log in ran.paired_logs.items()},
+                       STEP_SIDE_SHARE * alpha / 2, floor=ran.within_floor)
+        if one is not None:
+            direct = one if direct is None else joined(direct, one)
+    return joined(through, direct)
+
+
+def helping(members):
+    """Where adding workers stopped saving 5% or more, along a series sorted
+    by worker count: ("stopped", current, following, ratio) once a step is
+    shown to save less than 5% after steps shown to save 5% or more;
+    ("undecided", ...) at the first step shown neither; None when every
+    step saved 5% or more. Each step is compared at 95% / (steps)."""
+    if len(members) < 2:
+        return None
+    alpha = anytime.ALPHA / (len(members) - 1)
+    side = side_by_side(members)
+    for current, following in zip(members, members[1:]):
+        ratio = step_ratio(current, following, alpha, side)
+        if ratio is not None and ratio.low is not None:
+            if ratio.low >= HELPED:
+                continue
+            if ratio.high < HELPED:
+                return "stopped", current, following, ratio
+        return "undecided", current, following, ratio
+    return None
+
+
+def step_question(workload, counted, label, rows_of):
+    """The question of one series: answered, or its open step, which runs
+    its two rows (through the speedups) or, side by side, one worker of
+    them (``Question.beside``)."""
+    found = helping(rows_of)
+    topic = "more %s%s" % (counted, " (%s)" % label if label else "")
+    if found is None or found[0] == "stopped":
+        return Question("helping", workload, topic, True)
+    _, current, following, ratio = found
+    alpha = anytime.ALPHA / (len(rows_of) - 1)
+    if side_by_side(rows_of):
+        return _side_question(workload, topic, current, following, ratio, alpha)
+    logs = [math.log(x) for x in ratio.values] if ratio else []
+    floor = ratio.log_sd if ratio else None
+    return Question("helping", workload, topic, False, [current, following],
+                    len(logs), rounds_needed(logs, step_room, alpha, floor),
+                    pairs=[(current, following)],
+                    room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha,
+                    least=least_needed(logs, step_room, alpha, floor))
+
+
+def _side_question(workload, topic, current, following, ratio, alpha):
+    """The open step run side by side: its rounds are workers of the pairs
+    (the run found first, else the following row beside the current), and
+    those it needs come from theirs, at their share of the step's level."""
+    ran = step_runs(current, following)
+    level = STEP_SIDE_SHARE * alpha / 2
+    direct = getattr(ratio, "side", None)
+    logs = [math.log(x) for x in direct.values] if direct else []
+    floor = ran[0][0].within_floor if ran else None
+    first = anytime.first_bounded(level)
+    part = Question("helping", workload, topic, False, [current, following], len(logs),
+                    max(first, rounds_needed(logs, step_room, level, floor)),
+                    pairs=[(current, following)], alpha=level,
+                    room=step_room(math.log(direct.point) if direct else 0.0),
+                    least=max(first, least_needed(logs, step_room, level, floor)))
+    part.beside = ran[0][0].name if ran else beside_name(following.name, current.model)
+    return part
