@@ -31,13 +31,11 @@ from concbench.run.added_rounds import Between
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
-from concbench import schema as K
-from concbench.analysis.comparisons import HELPED
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
-from concbench.analysis.steps import helping
 from concbench.schema import IN_WORKER, beside_of
+from concbench.scoring import lower_ends_hold, right_answer, step_right
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WORLDS, Noise, count_race_of, options, parsed,
                                  run_round, settle_all, world)
@@ -72,14 +70,6 @@ def figures_of(row):
     return row.figures
 
 
-def lower_ends_hold(race):
-    """Whether every lower end the race reads (a rival's time over the
-    leader's, whose truth is the leader's true speedup over the rival's) is
-    at or below its truth: the event its answer rests on."""
-    return all(ratio is None or ratio.low is None or ratio.low <= race.leader.truth / row.truth
-               for row, ratio, _ in race.entries)
-
-
 def cost_of(rows, pairs):
     """A benchmark's seconds in a round, by name: a worker's start, and its
     pairs (``pairs[name]``, 3 by default) or its one value."""
@@ -88,14 +78,6 @@ def cost_of(rows, pairs):
             return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
         return OVERHEAD_S + (VALUE_S if rows[name].model != "sequential" else 10 * VALUE_S)
     return cost
-
-
-def right_answer(race, best):
-    """Whether a race's answer is right: it names the row ``best`` (the
-    true fastest), and once answered its leader is within 5% of it (an
-    epsilon-good answer)."""
-    return best in race.named() and not (
-        race.answered and race.leader.truth * 1.05 < best.truth)
 
 
 def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
@@ -158,30 +140,6 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             sum(raced) / len(raced), step_right(groups["w"]))
-
-
-def step_right(members):
-    """Whether the answer to where more workers stopped helping is right
-    (an undecided step is not wrong), None without a series: every step it
-    says saved 5% or more truly did, and the one it says saved less truly
-    did (a step's truth: the following row's true speedup over the
-    current's)."""
-    series = sorted((row for row in members if K.SCALING in row.meta),
-                    key=lambda row: row.workers())
-    if len(series) < 2:
-        return None
-    found = helping(series)
-    steps = list(zip(series, series[1:]))
-    if found is None:
-        shown, stopped = steps, None
-    else:
-        state, current, following, _ = found
-        shown = steps[:[pair[0] for pair in steps].index(current)]
-        stopped = (current, following) if state == "stopped" else None
-    saved = lambda pair: pair[1].truth / pair[0].truth >= HELPED
-    return all(saved(pair) for pair in shown) and (stopped is None or not saved(stopped))
-
-
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
     """One cell's runs in order, without end: its first N are those of
     ``error_rates`` in one process, so a check can read N, then go on."""
