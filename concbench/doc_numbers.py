@@ -6,7 +6,7 @@ the code, or a new run of the simulation, changes the pages with it."""
 import json
 import math
 
-from concbench.analysis import anytime, elimination, side_by_side, stats
+from concbench.analysis import anytime, elimination, side_by_side, stats, steps
 from concbench.run.added_rounds import SIDE_WORKERS
 from concbench.simulation import COLUMNS
 
@@ -40,6 +40,9 @@ def substitutions():
         "side_first_workers": "%d" % anytime.first_bounded(2 * side_by_side.side_level(1)),
         "side_workers": "%d" % SIDE_WORKERS,
         "near": percent(side_by_side.NEAR - 1),
+        "step_side_share": percent(steps.STEP_SIDE_SHARE),
+        "step_through_share": percent((1 - steps.STEP_SIDE_SHARE) * alpha),
+        "step_side_each": percent(steps.STEP_SIDE_SHARE * alpha / 2),
         "same_band": "%.2f-%.2f" % stats.SAME_BAND,
         "same_within": percent(1 - stats.SAME_BAND[0]),
         "widening": "%.2f" % stats.ROUND_WIDENING,

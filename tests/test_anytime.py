@@ -309,7 +309,9 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     kind). The preset's two rounds are charged to the budget. A
     true 1.00x is called faster or slower, a true 1.08x the same, "fastest"
     or the best thread count is wrong (the true best left out, or answered
-    with a leader more than 5% slower), and some lower end the race read
+    with a leader more than 5% slower), where more threads stopped helping
+    is wrong (a step said to save 5% or more, or less, that did not), and
+    some lower end the race read
     lies above its truth, each in at most 5.0% of runs: read at 250, 500
     and 1,000 runs (``passes``), a method erring at 7% passes a cell with a
     chance under 1% (the seeds are fixed, so the figures are the same on
