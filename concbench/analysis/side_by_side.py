@@ -32,7 +32,8 @@ def joined(through, direct):
     share of the race's level, so the truth lies in both at once at their
     sum); the point is the pairs' side by side. Either alone while the
     other has no interval, and the side-by-side one should they not meet
-    (one has erred). ``side``: the side-by-side part."""
+    (one has erred). ``side``: the side-by-side part; ``rounds``, the
+    rounds the comparison through the speedups shares."""
     if direct is None:
         return through
     # A copy of either before it is marked: ``stats.memoized`` hands out
@@ -45,5 +46,8 @@ def joined(through, direct):
         found = Ratio(direct.point, max(through.low, direct.low),
                       min(through.high, direct.high), through.above, through.rounds,
                       through.values, through.log_sd)
+    # Its rounds are the shared rounds whichever interval it holds; the
+    # workers side by side are ``side``'s.
+    found.above, found.rounds = (through.above, through.rounds) if through else (0, 0)
     found.side = direct
     return found

@@ -57,12 +57,15 @@ def step_ratio(current, following, alpha, side):
     if not side:
         return compare(current, following, alpha=alpha)
     through = compare(current, following, alpha=(1 - STEP_SIDE_SHARE) * alpha)
-    direct = None
+    direct, workers = None, 0
     for ran, sign in step_runs(current, following):
         one = ratio_of({number: math.exp(sign * log) for number, log in ran.paired_logs.items()},
                        STEP_SIDE_SHARE * alpha / 2, floor=ran.within_floor)
         if one is not None:
+            workers += one.rounds
             direct = one if direct is None else joined(direct, one)
+    if direct is not None:
+        direct.rounds = workers     # the workers of both directions
     return joined(through, direct)
 
 
