@@ -88,7 +88,9 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
     every lower end the race read held after every round, rounds, whether
     every question was answered, whether the best worker count's answer is
     right (None without a series), the share of its workloads that answered
-    both races.) With a ``ledger`` (``given_up.Ledger``), the run spends its
+    both races, whether the answer to where more workers stopped helping is
+    right (None without a series), every round read, side by side ones
+    included.) With a ``ledger`` (``given_up.Ledger``), the run spends its
     budget on what bench.py gives up, noting where bench.py would stop."""
     with memoized():
         return _simulate(kind, sd, rng, budget, truths, ledger)
@@ -139,7 +141,7 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
     raced = [one.answered and (count is None or count.answered) for one, count in races.values()]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
-            sum(raced) / len(raced), step_right(groups["w"]))
+            sum(raced) / len(raced), step_right(groups["w"]), number)
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
     """One cell's runs in order, without end: its first N are those of
     ``error_rates`` in one process, so a check can read N, then go on."""
@@ -159,7 +161,8 @@ class Rates:
     true 1.08x called the same (``near``), "fastest" wrong (``wrong``: the true
     fastest left out, or a leader over 5% slower), the best worker count wrong
     alike (``count``), a lower end read above its truth at some round (``lower``),
-    the runs that answered every question and both races, the median rounds."""
+    the runs that answered every question and both races, the median rounds
+    of the matrix and of all those read (``reads``)."""
 
     def __init__(self, runs):
         share = lambda test: sum(1 for run in runs if test(run)) / len(runs)
@@ -172,6 +175,9 @@ class Rates:
         self.answered = share(lambda run: run[5])
         self.raced = sum(run[7] for run in runs) / len(runs)
         self.rounds = sorted(run[4] for run in runs)[len(runs) // 2]
+        # Every round the run read its questions after: the matrix's and
+        # those side by side of their own between them.
+        self.reads = sorted(run[9] for run in runs)[len(runs) // 2]
 
     def errors(self):
         return {"1.00x faster/slower": self.null, "1.08x same": self.near,
