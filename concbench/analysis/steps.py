@@ -5,15 +5,19 @@ A step compares two rows of the same model family. Through their speedups
 against the reference it rests on the rounds both ran, and its variance is
 the sum of two workers' (encode's 2 to 4 on a noisy evening: 0.93x
 [0.04-21.56] after 3 shared rounds). Where the series' rows are paired in
-their worker (a choice made by the workload's kind, before any data), the
-step also runs its two rows side by side in one worker, their batches
-paired as a model's are with its reference's (``schema.beside_name``), and
-reads those pairs directly; a race's comparison side by side of the same
-two rows serves it too. Its level is split in advance: STEP_SIDE_SHARE of
-each step's to the pairs side by side (half to each direction, the
-following row run beside the current or the current beside the
-following), the rest to the comparison through the speedups; the two
-intervals are intersected (``side_by_side.joined``).
+their worker (a choice made by the workload's kind, before any data), a
+race (the fastest, the best worker count) may have run the same two rows
+side by side in one worker (``schema.beside_name``), and the step reads
+those pairs directly, and runs more of them while it is open. It opens
+none of its own: each comparison side by side a race's level counts
+(``race.Race.levels``), and one a step opened early would take the
+largest share from the comparisons the races open later (in the
+simulation's five workloads at 500 s, no fastest was then answered, 15
+of 50 without). Its level is split in advance: STEP_SIDE_SHARE of each
+step's to the pairs side by side (half to each direction, the following
+row run beside the current or the current beside the following), the
+rest to the comparison through the speedups; the two intervals are
+intersected (``side_by_side.joined``).
 """
 
 import math
@@ -23,13 +27,12 @@ from concbench.analysis.comparisons import (HELPED, Question, compare, least_nee
                                             rounds_needed, step_room)
 from concbench.analysis.side_by_side import joined
 from concbench.analysis.stats import ratio_of
-from concbench.schema import IN_WORKER, beside_name
+from concbench.schema import IN_WORKER
 
 # The share of a step's level spent on its pairs side by side, in a series
-# paired in its worker: they cancel the machine's drift inside each worker,
-# and one worker of them costs less than the two a round of the speedups
-# runs, so they get the larger part.
-STEP_SIDE_SHARE = 0.75
+# paired in its worker; the rest goes to the comparison through the
+# speedups, which a step has whether or not a race ran its rows side by side.
+STEP_SIDE_SHARE = 0.5
 
 
 def side_by_side(members):
@@ -92,8 +95,8 @@ def helping(members):
 
 def step_question(workload, counted, label, rows_of):
     """The question of one series: answered, or its open step, which runs
-    its two rows (through the speedups) or, side by side, one worker of
-    them (``Question.beside``)."""
+    its two rows (through the speedups) or, where a race ran them side by
+    side, more workers of that run (``Question.beside``)."""
     found = helping(rows_of)
     topic = "more %s%s" % (counted, " (%s)" % label if label else "")
     if found is None or found[0] == "stopped":
@@ -101,7 +104,9 @@ def step_question(workload, counted, label, rows_of):
     _, current, following, ratio = found
     alpha = anytime.ALPHA / (len(rows_of) - 1)
     if side_by_side(rows_of):
-        return _side_question(workload, topic, current, following, ratio, alpha)
+        if step_runs(current, following):
+            return _side_question(workload, topic, current, following, ratio, alpha)
+        alpha *= 1 - STEP_SIDE_SHARE
     logs = [math.log(x) for x in ratio.values] if ratio else []
     floor = ratio.log_sd if ratio else None
     return Question("helping", workload, topic, False, [current, following],
@@ -112,19 +117,19 @@ def step_question(workload, counted, label, rows_of):
 
 
 def _side_question(workload, topic, current, following, ratio, alpha):
-    """The open step run side by side: its rounds are workers of the pairs
-    (the run found first, else the following row beside the current), and
-    those it needs come from theirs, at their share of the step's level."""
+    """The open step whose rows a race ran side by side: its rounds are
+    more workers of that run (the one found first), and those it needs
+    come from theirs, at their share of the step's level."""
     ran = step_runs(current, following)
     level = STEP_SIDE_SHARE * alpha / 2
     direct = getattr(ratio, "side", None)
     logs = [math.log(x) for x in direct.values] if direct else []
-    floor = ran[0][0].within_floor if ran else None
+    floor = ran[0][0].within_floor
     first = anytime.first_bounded(level)
     part = Question("helping", workload, topic, False, [current, following], len(logs),
                     max(first, rounds_needed(logs, step_room, level, floor)),
                     pairs=[(current, following)], alpha=level,
                     room=step_room(math.log(direct.point) if direct else 0.0),
                     least=max(first, least_needed(logs, step_room, level, floor)))
-    part.beside = ran[0][0].name if ran else beside_name(following.name, current.model)
+    part.beside = ran[0][0].name
     return part
