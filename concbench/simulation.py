@@ -142,6 +142,8 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
             sum(raced) / len(raced), step_right(groups["w"]), number)
+
+
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
     """One cell's runs in order, without end: its first N are those of
     ``error_rates`` in one process, so a check can read N, then go on."""
