@@ -30,7 +30,8 @@ from concbench.analysis import anytime, elimination
 from concbench.analysis.elimination import elimination_alpha, own_interval, through_own
 from concbench.analysis.comparisons import (Question, compare, least_needed, race_room,
                                             rounds_needed)
-from concbench.analysis.side_by_side import NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level
+from concbench.analysis.side_by_side import (NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level,
+                                              side_question)
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
 from concbench.schema import IN_WORKER, NONE, beside_name
 
@@ -280,18 +281,9 @@ class Race:
         opened)."""
         level = (self.levels[id(found)] if found is not None
                  else side_level(len(self.levels) + 1))
-        direct = ratio.side if ratio is not None else None
-        logs = [math.log(x) for x in direct.values] if direct else []
         # No interval before first_bounded workers: the plan counts them.
-        floor = found.within_floor if found else None
-        needed = max(anytime.first_bounded(2 * level),
-                     rounds_needed(logs, race_room, 2 * level, floor))
-        least = max(anytime.first_bounded(2 * level),
-                    least_needed(logs, race_room, 2 * level, floor))
-        part = Question(kind, workload, topic, False, [self.leader, row], len(logs), needed,
-                        pairs=[(row, self.leader)], alpha=2 * level,
-                        room=race_room(math.log(direct.point) if direct else 0.0),
-                        least=least)
-        part.beside = found.name if found is not None else beside_name(row.name,
-                                                                       self.leader.model)
-        return part
+        return side_question(kind, workload, topic, [self.leader, row], (row, self.leader),
+                             ratio.side if ratio is not None else None, race_room, 2 * level,
+                             found.within_floor if found else None,
+                             found.name if found is not None else beside_name(
+                                 row.name, self.leader.model))

@@ -3,7 +3,10 @@ worker, their batches paired (``schema.BESIDE``), and read at levels
 fixed in advance (``concbench.analysis.race`` reads them)."""
 
 import copy
+import math
 
+from concbench.analysis import anytime
+from concbench.analysis.comparisons import Question, least_needed, rounds_needed
 from concbench.analysis.stats import Ratio
 
 # In a race of rows paired in their worker, the share of the comparisons'
@@ -51,3 +54,20 @@ def joined(through, direct):
     found.above, found.rounds = (through.above, through.rounds) if through else (0, 0)
     found.side = direct
     return found
+
+
+def side_question(kind, workload, topic, rows, pair, direct, room, alpha, floor, beside):
+    """The open comparison ``pair`` of ``rows`` run side by side in the
+    benchmark ``beside``: its rounds are
+    workers of it (``direct``: its interval so far, or None), and those it
+    needs come from theirs at level 1 - ``alpha`` two-sided, none fewer
+    than the first interval needs (``anytime.first_bounded``)."""
+    logs = [math.log(x) for x in direct.values] if direct else []
+    first = anytime.first_bounded(alpha)
+    part = Question(kind, workload, topic, False, rows, len(logs),
+                    max(first, rounds_needed(logs, room, alpha, floor)),
+                    pairs=[pair], alpha=alpha,
+                    room=room(math.log(direct.point) if direct else 0.0),
+                    least=max(first, least_needed(logs, room, alpha, floor)))
+    part.beside = beside
+    return part

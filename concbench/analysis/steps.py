@@ -25,7 +25,7 @@ import math
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import (HELPED, Question, compare, least_needed,
                                             rounds_needed, step_room)
-from concbench.analysis.side_by_side import joined
+from concbench.analysis.side_by_side import joined, side_question
 from concbench.analysis.stats import ratio_of
 from concbench.schema import IN_WORKER
 
@@ -104,8 +104,13 @@ def step_question(workload, counted, label, rows_of):
     _, current, following, ratio = found
     alpha = anytime.ALPHA / (len(rows_of) - 1)
     if side_by_side(rows_of):
-        if step_runs(current, following):
-            return _side_question(workload, topic, current, following, ratio, alpha)
+        ran = step_runs(current, following)
+        if ran:
+            # More workers of the race's run found first, at its share.
+            return side_question("helping", workload, topic, [current, following],
+                                 (current, following), getattr(ratio, "side", None), step_room,
+                                 STEP_SIDE_SHARE * alpha / 2, ran[0][0].within_floor,
+                                 ran[0][0].name)
         alpha *= 1 - STEP_SIDE_SHARE
     logs = [math.log(x) for x in ratio.values] if ratio else []
     floor = ratio.log_sd if ratio else None
@@ -114,22 +119,3 @@ def step_question(workload, counted, label, rows_of):
                     pairs=[(current, following)],
                     room=step_room(math.log(ratio.point) if ratio else 0.0), alpha=alpha,
                     least=least_needed(logs, step_room, alpha, floor))
-
-
-def _side_question(workload, topic, current, following, ratio, alpha):
-    """The open step whose rows a race ran side by side: its rounds are
-    more workers of that run (the one found first), and those it needs
-    come from theirs, at their share of the step's level."""
-    ran = step_runs(current, following)
-    level = STEP_SIDE_SHARE * alpha / 2
-    direct = getattr(ratio, "side", None)
-    logs = [math.log(x) for x in direct.values] if direct else []
-    floor = ran[0][0].within_floor
-    first = anytime.first_bounded(level)
-    part = Question("helping", workload, topic, False, [current, following], len(logs),
-                    max(first, rounds_needed(logs, step_room, level, floor)),
-                    pairs=[(current, following)], alpha=level,
-                    room=step_room(math.log(direct.point) if direct else 0.0),
-                    least=max(first, least_needed(logs, step_room, level, floor)))
-    part.beside = ran[0][0].name
-    return part
