@@ -83,3 +83,18 @@ def test_the_consoles_long_lines_wrap_within_120_columns(monkeypatch):
     # The same words, none broken; later lines indented.
     assert " ".join(said).split() == line.split()
     assert all(part.startswith("    ") for part in said[1:])
+
+
+
+def test_a_comparison_with_a_long_name_wraps_its_times_within_120_columns():
+    # A default run's longest name (rotate's forkserver pool) in two files'
+    # comparison: the changes at their narrowest left it 122 wide.
+    from concbench.report.render_text import render_comparison
+    document = json.loads(report(FILES[0], FILES[0], "--format", "json").stdout)
+    found = document["benchmarks"][0]
+    found["benchmark"] = "%s/processes-2-chunk-4-forkserver" % found["workload"]
+    lines = render_comparison(document, False).splitlines()
+    assert max(map(len, lines)) <= WIDTH, max(lines, key=len)
+    # A time wraps as its mean over its spread, never inside either.
+    at = next(i for i, line in enumerate(lines) if line.startswith(found["benchmark"]))
+    assert lines[at + 1].lstrip().startswith("+- "), lines[at:at + 2]

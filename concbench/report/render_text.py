@@ -74,10 +74,20 @@ def fitted(headers, body, columns):
         excess = sum(map(width, range(len(headers)))) + 2 * (len(headers) - 1) - WIDTH
         if excess <= 0:
             break
-        room = max(width(i) - excess, len(headers[i]))
+        room = max(width(i) - excess, len(headers[i]),
+                   max((least_width(row[i]) for row in body), default=0))
         for row in body:
             row[i] = "\n".join(lines_of(row[i], room))
     return body
+
+
+def least_width(text):
+    """The narrowest ``lines_of`` can make ``text``: its longest word, a
+    mean over its spread as two lines."""
+    mean, spread, deviation = text.partition(" +- ")
+    if spread:
+        return max(len(mean), len(spread.lstrip() + deviation))
+    return max((len(word) for word in text.replace(",", ", ").split()), default=0)
 
 
 def lines_of(text, width):
@@ -86,6 +96,9 @@ def lines_of(text, width):
     import re
 
     lines = [""]
+    mean, spread, deviation = text.partition(" +- ")
+    if spread and least_width(text) <= width:
+        return [mean, spread.lstrip() + deviation]
     for word in re.findall(r"[^ ,]+,?|[ ]+", text):
         if lines[-1] and len(lines[-1] + word.rstrip()) > width:
             lines.append("")
@@ -199,9 +212,12 @@ def render_comparison(document, markdown):
         lines.append("")
         body = [[r["benchmark"]] + comparison_cells(r) for r in document["benchmarks"]
                 if r[K.WORKLOAD] == workload]
+        # The changes wrap first, then, where a workload's longest name
+        # leaves no room, the times (a mean over its spread).
         changes = [i for i, h in enumerate(headers) if h.endswith(" change")]
+        times = [i for i, h in enumerate(headers) if h.endswith(" time")]
         lines.append(table(headers, body if markdown else
-                           fitted(headers, body, changes[::-1]), markdown))
+                           fitted(headers, body, changes[::-1] + times[::-1]), markdown))
         lines.append("")
         lines.append(("- " if markdown else "  * ") + best_line(document, workload))
     lines.append("")
