@@ -72,8 +72,13 @@ venv: $(STAMP)
 EXTRAS = $(shell $(PYTHON) -c 'import sysconfig; print("test" if sysconfig.get_config_var("Py_GIL_DISABLED") else "test,gil-build")' 2>/dev/null)
 
 $(STAMP): pyproject.toml constraints.txt setup.cfg
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
-		{ echo "error: $(PYTHON) is older than Python 3.10; run make PYTHON=python3.X" >&2; exit 1; }
+	@# Exit 1: an older Python; any other failure: no Python runs by that name.
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; found=$$?; \
+	if [ $$found = 1 ]; then \
+		echo "error: $(PYTHON) is older than Python 3.10; run make PYTHON=python3.X" >&2; exit 1; \
+	elif [ $$found != 0 ]; then \
+		echo "error: $(PYTHON) does not run here (exit $$found); give a Python 3.10 or newer by its path: make PYTHON=/path/to/python3.X" >&2; exit 1; \
+	fi
 	$(PYTHON) -m venv $(VENV)
 	@# An egg-info an older install left in the top folder (setup.cfg says why).
 	rm -rf *.egg-info

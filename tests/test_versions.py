@@ -301,3 +301,18 @@ def test_report_expands_patterns_and_prints_pyperf_table(tmp_path):
                                            % (tmp_path / "nothing*.json"))
     single = run([REPORT, "--compare-to-table", str(data / "small.json")], tmp_path)
     assert single.returncode == 2 and "two files" in single.stderr
+
+
+def test_make_names_a_python_that_does_not_run(tmp_path):
+    # A pyenv shim of a version that is not selected exits 127 with a page
+    # of its own: the venv's check says, in one line, what to give instead.
+    for name in ("Makefile", "pyproject.toml", "constraints.txt", "setup.cfg"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    missing = str(tmp_path / "no-such-python3.13")
+    proc = subprocess.run(["make", "PYTHON=" + missing, "venv"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: %s does not run here (exit 127); give a Python 3.10 or newer "
+                      "by its path: make PYTHON=/path/to/python3.X" % missing], proc.stderr
+    assert not (tmp_path / ".venv").exists()
