@@ -85,7 +85,6 @@ def test_the_consoles_long_lines_wrap_within_120_columns(monkeypatch):
     assert all(part.startswith("    ") for part in said[1:])
 
 
-
 def test_a_comparison_with_a_long_name_wraps_its_times_within_120_columns():
     # A default run's longest name (rotate's forkserver pool) in two files'
     # comparison: the changes at their narrowest left it 122 wide.
