@@ -53,17 +53,29 @@ def step_runs(current, following):
     return found
 
 
-def step_ratio(current, following, alpha, side):
-    """The current row's time over the following's, two-sided at 1 -
-    ``alpha``: through the speedups, intersected (``side``) with the
-    pairs side by side."""
-    if not side:
-        return compare(current, following, alpha=alpha)
-    through = compare(current, following, alpha=(1 - STEP_SIDE_SHARE) * alpha)
+def step_levels(members):
+    """(through, side): the two-sided level of each step of the series
+    ``members`` through the speedups, and of each direction side by side
+    (None where the series does not run side by side): 95% / (steps),
+    split in advance by STEP_SIDE_SHARE."""
+    alpha = anytime.ALPHA / (len(members) - 1)
+    if not side_by_side(members):
+        return alpha, None
+    return (1 - STEP_SIDE_SHARE) * alpha, STEP_SIDE_SHARE * alpha / 2
+
+
+def step_ratio(current, following, levels):
+    """The current row's time over the following's, at ``levels``
+    (``step_levels``): through the speedups, intersected with the pairs
+    side by side."""
+    through_alpha, side_alpha = levels
+    through = compare(current, following, alpha=through_alpha)
+    if side_alpha is None:
+        return through
     direct, workers = None, 0
     for ran, sign in step_runs(current, following):
         one = ratio_of({number: math.exp(sign * log) for number, log in ran.paired_logs.items()},
-                       STEP_SIDE_SHARE * alpha / 2, floor=ran.within_floor)
+                       side_alpha, floor=ran.within_floor)
         if one is not None:
             workers += one.rounds
             direct = one if direct is None else joined(direct, one)
@@ -80,10 +92,9 @@ def helping(members):
     step saved 5% or more. Each step is compared at 95% / (steps)."""
     if len(members) < 2:
         return None
-    alpha = anytime.ALPHA / (len(members) - 1)
-    side = side_by_side(members)
+    levels = step_levels(members)
     for current, following in zip(members, members[1:]):
-        ratio = step_ratio(current, following, alpha, side)
+        ratio = step_ratio(current, following, levels)
         if ratio is not None and ratio.low is not None:
             if ratio.low >= HELPED:
                 continue
@@ -102,16 +113,13 @@ def step_question(workload, counted, label, rows_of):
     if found is None or found[0] == "stopped":
         return Question("helping", workload, topic, True)
     _, current, following, ratio = found
-    alpha = anytime.ALPHA / (len(rows_of) - 1)
-    if side_by_side(rows_of):
-        ran = step_runs(current, following)
-        if ran:
-            # More workers of the race's run found first, at its share.
-            return side_question("helping", workload, topic, [current, following],
-                                 (current, following), getattr(ratio, "side", None), step_room,
-                                 STEP_SIDE_SHARE * alpha / 2, ran[0][0].within_floor,
-                                 ran[0][0].name)
-        alpha *= 1 - STEP_SIDE_SHARE
+    alpha, side_alpha = step_levels(rows_of)
+    ran = step_runs(current, following) if side_alpha is not None else []
+    if ran:
+        # More workers of the race's run found first, at its share.
+        return side_question("helping", workload, topic, [current, following],
+                             (current, following), getattr(ratio, "side", None), step_room,
+                             side_alpha, ran[0][0].within_floor, ran[0][0].name)
     logs = [math.log(x) for x in ratio.values] if ratio else []
     floor = ratio.log_sd if ratio else None
     return Question("helping", workload, topic, False, [current, following],
