@@ -246,14 +246,13 @@ def test_the_console_says_an_answer_that_is_open_again():
 
 def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     """A race of a leader, a row far behind it (1.25x its time), one
-    behind it (1.14x) and one close to it, after 3 rounds (IO rows, paired
-    by round): the far one needs a round or two more to be shown slower.
-    Its far comparison runs now, beside another question, and with it the
-    one behind:
-    each part through the runs of the same round runs every such rival, so
-    that every comparison gains the rounds the race gets (they rest on the
-    rounds both rows ran). The close one, within 10%, runs beside the
-    leader in a benchmark of its own."""
+    behind it (1.12x) and one close to it, after 3 rounds (IO rows, paired
+    by round): the far one needs a few rounds more to be shown slower. Its
+    far comparison runs now, beside another question, and with it the one
+    behind: each part through the runs of the same round runs every such
+    rival, so that every comparison gains the rounds the race gets (they
+    rest on the rounds both rows ran). The close one, within 10%, runs
+    beside the leader in a benchmark of its own."""
     from concbench.analysis.race import Race
 
     def row(name, position, speedup):

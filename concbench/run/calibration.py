@@ -140,9 +140,9 @@ def beside_sizes(ran, took, rival, demand=None, horizon=None):
     before it ran, of the rival's row (the same batches, beside the
     reference's, or one a round); its spread between workers from the
     rival's row where that is paired in its worker, else from its own
-    runs. Sized as a row's worker is (``values_for``, for the comparison's ``demand``):
-    its unit is the worker's median, as a row's is. None before the rival
-    has run."""
+    runs. Sized as a row's worker is (``values_for``, for the comparison's
+    ``demand``): its unit is the worker's median, as a row's is. None
+    before the rival has run."""
     f = Figures.of_row(ran, took)
     if not f.pairs_s:
         return None
