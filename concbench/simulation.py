@@ -58,8 +58,6 @@ def sizes(rows, questions, remaining):
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
         ran = figures.get(name) or figures.get(own) or figures.get(rows[own].workload + "/" + leader)
-        if ran is None:     # rows paired by round: two of their values a pair
-            ran = Figures(True, (), [2 * VALUE_S], OVERHEAD_S)
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
@@ -67,7 +65,7 @@ def sizes(rows, questions, remaining):
 def figures_of(row):
     """The row's Figures, kept until it runs again (``settle_all`` drops them)."""
     if row.figures is None:
-        row.figures = Figures(True, row.groups.values(), [row.pair_s] * len(row.groups),
+        row.figures = Figures(True, row.groups.values(), [PAIR_S] * len(row.groups),
                               OVERHEAD_S)
     return row.figures
 
@@ -76,8 +74,6 @@ def cost_of(rows, pairs):
     """A benchmark's seconds in a round, by name: a worker's start, and its
     pairs (``pairs[name]``, 3 by default) or its one value."""
     def cost(name):
-        if beside_of(name) and rows[beside_of(name)[0]].pairing != IN_WORKER:
-            return OVERHEAD_S + pairs.get(name, 3) * 2 * VALUE_S
         if beside_of(name) or rows[name].pairing == IN_WORKER:
             return OVERHEAD_S + pairs.get(name, 3) * PAIR_S
         return OVERHEAD_S + (VALUE_S if rows[name].model != "sequential" else 10 * VALUE_S)

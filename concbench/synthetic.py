@@ -109,9 +109,6 @@ class SimRow:
         # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name
         # where this is one of them.
         self.beside_runs, self.leader = {}, None
-        # A pair's seconds (paired in its worker); whether its pairs spread
-        # as the rounds do (``noise.sd``), else as a CPU row's pairs.
-        self.pair_s, self.pair_spread = PAIR_S, False
 
     def speedups(self):
         return None if self is self.reference else self._speedups
@@ -190,11 +187,6 @@ def beside_row(rows, name):
         row = SimRow(rival.model, rival.truth / rows[rival.workload + "/" + leader].truth,
                      len(rows), IN_WORKER, rival.workload)
         row.name, row.leader, row.meta = name, leader, {}
-        if rival.pairing != IN_WORKER:
-            # Rows paired by round (IO): two of their values a pair, which
-            # spread as their rounds do (db's asyncio and uvloop on a noisy
-            # day: pairs 0.10-0.12, their runs of one round 0.10-0.15).
-            row.pair_s, row.pair_spread = 2 * VALUE_S, True
         rival.beside_runs[leader] = rows[name] = row
     return rows[name]
 
@@ -202,15 +194,14 @@ def beside_row(rows, name):
 def run_round(rows, names, number, noise, pairs, rng):
     """Round ``number`` of the benchmarks ``names``: rows paired in their
     worker get ``pairs[name]`` pairs, rows paired by round one value, and a
-    race's comparison side by side its pairs, noised as a paired row's
-    (of IO rows, as their rounds)."""
+    race's comparison side by side its pairs, noised as a paired row's."""
     noise.next_round()
     for name in names:
         row = beside_row(rows, name) if beside_of(name) else rows[name]
         shift = noise.draw(name)
         if row.pairing == IN_WORKER:
             group = []
-            spread, jumps = ((noise.sd, 0.0) if noise.kind == "pairs" or row.pair_spread
+            spread, jumps = ((noise.sd, 0.0) if noise.kind == "pairs"
                              else (PAIR_SPREAD, JUMPS))
             for _ in range(pairs.get(name, 3)):
                 jump = rng.choice((-JUMP, JUMP)) if rng.random() < jumps else 0.0

@@ -346,12 +346,12 @@ def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
 
     slow_days = {r: 0.40 for r in range(3, 31)}
     reference = SimpleNamespace(by_round={0: 0.26, 1: 0.26, 2: 0.26, **slow_days},
-                                pairing="none", position=0, model="sequential")
+                                pairing="none", position=0)
     few = SimpleNamespace(by_round={0: 0.300, 1: 0.302, 2: 0.301},  # 0.86x
-                          pairing="round", position=1, model="few")
+                          pairing="round", position=1)
     many = SimpleNamespace(by_round={0: 0.21, 1: 0.22, 2: 0.23,
                                      **{r: 0.33 + 0.001 * r for r in slow_days}},
-                           pairing="round", position=2, model="many")
+                           pairing="round", position=2)
     for row in (few, many):
         row.ratio = paired_ratio(reference.by_round, row.by_round)
         row.speedup = row.ratio.point

@@ -13,16 +13,14 @@ against the reference lies below another row's (successive elimination's
 rule); by the same own intervals each comparison is intersected with the
 leader's lower end over the rival's upper and its upper over the rival's
 lower. The 5% is split in advance: 4% over the comparisons with the
-leader (2% through the speedups or the runs of the same round, each
-one-sided at 98% / (rows - 1), the lower end of the two-sided interval at
-96% / (rows - 1); 2% over the comparisons of a near rival run side by
-side with the leader, ``side_by_side``), and 1%
+leader, each one-sided at 96% / (rows - 1) (the lower end of the
+two-sided interval at 92% / (rows - 1)), and 1%
 (``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
 one-sided at 99% / rows. The true fastest is then left out of the answer,
 or more than 5% faster than the leader, with at most 5% chance whenever
 the run stops (the intervals are confidence sequences), whichever row
 leads. "The same within 5%" reads both ends, and is said only when the
-two-sided interval at the one-sided level lies within 0.95-1.05.
+two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
 import math
@@ -35,7 +33,7 @@ from concbench.analysis.comparisons import (Question, compare, least_needed, rac
 from concbench.analysis.side_by_side import (NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level,
                                               side_question)
 from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
-from concbench.schema import BY_ROUND, IN_WORKER, beside_name
+from concbench.schema import IN_WORKER, NONE, beside_name
 
 
 def fastest(rows):
@@ -71,14 +69,12 @@ class Race:
     def __init__(self, members):
         self.members = list(members)
         self.comparisons = max(1, len(self.members) - 1)
-        # Whether its rows compare their own runs of the same round (paired
-        # by round, IO), or their speedups (paired in their worker), a
-        # choice made by the workload's kind, before any data; either kind
-        # runs its near rivals side by side with the leader.
+        # Whether its rows can run side by side: all paired in their worker
+        # (the reference's own batches run in any worker), a choice made by
+        # the workload's kind, before any data.
         pairings = [row.pairing for row in self.members]
-        self.by_round = BY_ROUND in pairings
-        self.side_by_side = len(self.members) > 1 and any(
-            pairing in (IN_WORKER, BY_ROUND) for pairing in pairings)
+        self.side_by_side = len(self.members) > 1 and IN_WORKER in pairings and all(
+            pairing in (IN_WORKER, NONE) for pairing in pairings)
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
         spent = elimination.ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
@@ -109,10 +105,10 @@ class Race:
         self.behind = {key for key, found in own.items()
                        if found and lows and found[1] < max(lows)}
         # The row whose own interval is highest is never behind.
-        best = fastest([row for row in self.members if id(row) not in self.behind])
-        if self.by_round:
+        best = self.kept(fastest([row for row in self.members
+                                  if id(row) not in self.behind]))
+        if not self.side_by_side:
             best = self.ahead_by_round(best)
-        best = self.kept(best)
         # A row shown faster than it on the rounds they share (they may
         # share other rounds than either shares with the reference) leads;
         # the entries are those against the last leader.
@@ -257,8 +253,8 @@ class Race:
                 kind, workload, topic, False, [self.leader, row], len(logs), needed,
                 pairs=[(row, self.leader)], alpha=alpha, room=room,
                 least=least_needed(logs, race_room, alpha, floor)))
-        if self.by_round:
-            self.with_rivals([part for part in parts if not part.beside])
+        if not self.side_by_side:
+            self.with_rivals(parts)
         found = Question(kind, workload, topic, not parts,
                          [self.leader] + [p.rows[1] for p in parts] if parts else [],
                          min((p.rounds for p in parts), default=0),

@@ -9,7 +9,7 @@ from concbench.analysis import anytime
 from concbench.analysis.comparisons import Question, least_needed, rounds_needed
 from concbench.analysis.stats import Ratio
 
-# In a race, the share of the comparisons'
+# In a race of rows paired in their worker, the share of the comparisons'
 # 4% spent on the comparisons side by side (the rest goes through the
 # speedups): the first opened at half of it, the next at a quarter, ...
 SIDE_BY_SIDE_ALPHA = 0.02

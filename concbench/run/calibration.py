@@ -138,20 +138,14 @@ def beside_sizes(ran, took, rival, demand=None, horizon=None):
     """The next worker of a race's comparison side by side
     (``schema.BESIDE``): from the figures of its own runs (``ran``), or
     before it ran, of the rival's row (the same batches, beside the
-    reference's, or one a round); its spread between workers from the
-    rival's row where that is paired in its worker, else from its own
-    runs. Sized as a row's worker is (``values_for``, for the comparison's
-    ``demand``): its unit is the worker's median, as a row's is. None
-    before the rival has run."""
+    reference's); its spread between workers from the rival's row. Sized as
+    a row's worker is (``values_for``, for the comparison's ``demand``):
+    its unit is the worker's median, as a row's is. None before the rival
+    has run."""
     f = Figures.of_row(ran, took)
     if not f.pairs_s:
         return None
-    if not f.paired:
-        # A rival paired by round, not yet run beside the leader: its own
-        # batch, and the leader's within NEAR of it, make a pair.
-        f = Figures(True, pairs_s=[2 * s for s in f.pairs_s], overhead_s=f.overhead_s)
-    own = Figures.of_row(rival)
-    between = (own if ran is not rival and own.paired else f).between_variance()
+    between = (f if ran is rival else Figures.of_row(rival)).between_variance()
     between = max(0.0, between or 0.0)
     warmups = int(f.keeps_warmup())
     values = values_for(f, between, demand, horizon, warmups)
