@@ -549,6 +549,26 @@ def test_a_world_of_five_workloads_reads_each_workloads_races():
     assert any(0 < share < 1 for share in shares)
 
 
+def test_a_races_plan_needs_more_than_a_test_that_knew_its_spread():
+    """The yardstick of docs/figures.md ("Five workloads on a noisy day",
+    tests/measure_race_cost.py): no open comparison's plan needs fewer
+    units than a test of a size fixed in advance, at the same one-sided
+    level, that knew its spread (the sequence's critical value and the
+    widening only add to it), and more power costs that test more."""
+    from pathlib import Path
+
+    import measure_race_cost
+    from concbench.analysis.comparisons import MOST_ROUNDS
+
+    found = measure_race_cost.costs(str(Path(__file__).parent / "data" / "small.json"))
+    assert len(found) > 10
+    for question, part, _, _, spread, level, needs, cost in found:
+        where = (question.label, part.rows[1].model, needs)
+        assert spread > 0 and 0 < level < 0.05 and cost > 0, where
+        assert needs["fixed 50%"] < needs["fixed 80%"], where
+        assert needs["fixed 50%"] <= needs["plan"] or needs["plan"] == MOST_ROUNDS, where
+
+
 def test_giving_a_question_up_costs_few_answers(monkeypatch):
     """Runs made to spend their budget on the questions bench.py gives up
     (``concbench.given_up``): bench.py would have stopped some of them early, and
