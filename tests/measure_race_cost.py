@@ -1,16 +1,17 @@
 """What the races a run left open would cost to answer (docs/figures.md,
-"Five workloads on a noisy day"): for each open comparison of a "fastest"
-or "best count" race, the units (workers side by side, or shared rounds)
-it needs in all by the run's own plan (``Question.needed``: the confidence
-sequence, at the comparison's level, on the spread widened as every
-interval widens it), and by a yardstick no run can use: a test of a
-number of units fixed in advance, at the same one-sided level, that knew
-the spread of its units beforehand (the run's, unwidened), to its
-nearest answer (``comparisons.race_room``: shown slower, or no more
-than 5% faster), at 50% and 80% power. Their cost is the units times a unit's worker seconds (the
-median ``duration`` of the runs it reads; for rows compared by round,
-both rows' runs, so a leader that runs once for several rivals is
-counted once for each).
+"Five workloads on a noisy day"). For each open comparison of a
+"fastest" or "best count" race: the units (workers side by side, or
+shared rounds; a comparison not yet run side by side, its shared rounds)
+it needs in all by the run's own plan (``Question.needed``: the
+confidence sequence at the comparison's level, on the spread widened as
+every interval widens it), and by a yardstick no run can use, a test of
+a number of units fixed in advance, at the same one-sided level, that
+knew the spread of its units beforehand (the run's, unwidened), to its
+nearest answer (``comparisons.race_room``: shown slower, or no more than
+5% faster), at 50% and 80% power. A unit costs the median worker seconds
+(``duration``) of the runs it reads; for rows compared by round, both
+rows' runs, so a leader that runs once for several rivals is counted
+once for each.
 
     python tests/measure_race_cost.py results/d1.json
 """
