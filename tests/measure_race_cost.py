@@ -25,20 +25,18 @@ from concbench.analysis import stats
 from concbench.analysis.comparisons import MOST_ROUNDS, race_room
 from concbench.analysis.questions import all_questions
 from concbench.analysis.rows import build_rows
+from concbench.analysis.runs import median_of, run_figures
 from concbench.report.load import load
 
 RACES = ("fastest", "count")
 
 
 def seconds_a_run(suite):
-    """{benchmark: the median worker seconds of its runs}."""
-    found = {}
-    for bench in suite.get_benchmarks():
-        took = [run.get_metadata().get("duration") for run in bench.get_runs() if run.values]
-        took = [x for x in took if x]
-        if took:
-            found[bench.get_name()] = statistics.median(took)
-    return found
+    """{benchmark: the median worker seconds of its runs}, of those that
+    recorded them."""
+    found = {bench.get_name(): median_of(run_figures(bench), "duration")
+             for bench in suite.get_benchmarks()}
+    return {name: seconds for name, seconds in found.items() if seconds}
 
 
 def fixed_units(spread, room, alpha, power):
