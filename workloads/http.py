@@ -28,7 +28,8 @@ import sys
 from concbench import schema
 from concbench.thresholds import SERVER_BUSY_LIMIT
 
-from .base import (ITEMS, JITTER_MS, LATENCY_MS, RATE, SEED, CheckError, Option, Workload,
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESS_POOL_DEFAULT, QUICK, RATE, SEED,
+                   THREAD_POOL_DEFAULT, USABLE, CheckError, Option, Workload, ladder,
                    preset)
 from .drivers.http_clients import AsyncFetcher, expected_size, fetch_sync
 from .drivers.http_server import (SHARED_SERVER_ENV, check_server, detect_endpoint,
@@ -73,26 +74,31 @@ class Http(Workload):
     REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", "size_bytes",
                 "http_client", "keepalive", "seed")
     PRESETS = {
-        "quick": preset(["sequential", "threads-8", "processes-2-chunk-1",
-                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+        "quick": preset(["sequential", "threads-8",
+                         ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", USABLE)],
                         items=60, latency_ms=5.0, size_bytes=1024),
+        # Thread counts follow concurrency, not cores; process pools add
+        # the machine's U and 2U usable CPUs (concbench.ladder) to 2.
         "default": preset(["sequential", "threads-8", "threads-32", "threads-100",
-                           "processes-2-chunk-1", "processes-8-chunk-5",
-                           "asyncio", "uvloop", "hybrid-2"],
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                           "processes-8-chunk-5",
+                           "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-8", "threads-32", "threads-100",
-                        "threads-32-reuse", "processes-2-chunk-1",
-                        "processes-8-chunk-5", "asyncio", "uvloop",
-                        "asyncio-limit-32", "asyncio-serial", "hybrid-2",
-                        "hybrid-4"],
+                        "threads-32-reuse",
+                        ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                        "processes-8-chunk-5", THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                        "asyncio", "uvloop",
+                        "asyncio-limit-32", "asyncio-serial", ladder("hybrid-{n}", QUICK)],
                        **DEFAULT_SIZES),
         # seeds/000: ~100-180 ms per request, 1-2 KB bodies.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in (10, 100, 1000)]
-                       + ["processes-%d-chunk-10" % n for n in (2, 8, 32)]
+                       + [ladder("processes-{n}-chunk-10", QUICK, counts=(2, 8, 32))]
                        + ["asyncio", "uvloop", "asyncio-limit-100",
                           "uvloop-limit-100", "asyncio-serial"]
-                       + ["hybrid-%d" % n for n in (10, 100, 1000)],
+                       + [ladder("hybrid-{n}", QUICK, counts=(10, 100, 1000))],
                        items=2000, latency_ms=140.0, jitter_ms=40.0, size_bytes=1500),
     }
     sockets_per_item = 1

@@ -4,6 +4,11 @@ options most workloads share (--items, --seed, --latency-ms, --jitter-ms,
 
 import argparse
 
+# Worker counts sized to the machine (concbench.ladder): a preset's model list
+# names a family over the ladder, and the standard library's defaults.
+from concbench.ladder import (ALL, DEFAULT, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK,
+                              THREAD_POOL_DEFAULT, USABLE, ladder)
+
 
 class Option:
     """A workload parameter that is also a bench.py option.
@@ -112,6 +117,8 @@ RATE = Option("rate", "--rate", "IO workloads: open loop, items arriving on a fi
 
 
 # Worker counts of the full preset's scaling series.
+# IO workloads' thread counts follow concurrency, not cores; their process
+# pools add the ladder's U and 2U to these.
 THREADS_FULL = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
 

@@ -11,8 +11,8 @@ import random
 
 from concbench import schema
 
-from .base import (ITEMS, PROCESSES_FULL, SEED, THREADS_FULL, Option, Workload,
-                   preset)
+from .base import (ALL, DEFAULT, ITEMS, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK, SEED,
+                   THREAD_POOL_DEFAULT, USABLE, Option, Workload, ladder, preset)
 
 
 def rotate_image(image, rotations=10, degrees=1):
@@ -38,38 +38,46 @@ class Rotate(Workload):
     subinterpreters = ("Pillow does not support subinterpreters (its C module "
                        "declares no Py_mod_multiple_interpreters slot), so it "
                        "cannot be imported in an interpreter with its own GIL")
+    # Worker counts follow the machine's usable CPUs (concbench.ladder);
+    # chunks of 4 images at most, fewer where a pool has many workers.
     PRESETS = {
-        "quick": preset(["sequential", "threads-2", "processes-2-chunk-4",
-                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+        "quick": preset(["sequential", ladder("threads-{n}", QUICK),
+                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=4),
+                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", USABLE)],
                         # Large enough that threads show what they do on
                         # the default sizes (2x on 2 cores), small enough
                         # for a smoke run.
                         items=16, image_size=384),
-        "default": preset(["sequential", "threads-2", "threads-4",
-                           "processes-2-chunk-4", "processes-4-chunk-4",
+        "default": preset(["sequential", ladder("threads-{n}", DEFAULT),
+                           ladder("processes-{n}-chunk-{chunk}", DEFAULT, chunk=4),
                            # Python 3.14's default start method on Linux.
-                           "processes-2-chunk-4-forkserver",
+                           ladder("processes-{n}-chunk-{chunk}-forkserver", USABLE, chunk=4),
+                           ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                           THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                            "asyncio", "uvloop",
                            # Left out, with the reason (subinterpreters): in
                            # the list so that --list and every run say why.
-                           "interpreters-2-chunk-4"],
+                           ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=4)],
                           **DEFAULT_SIZES),
-        "wide": preset(["sequential", "threads-2", "threads-2-chunk-4",
-                        "threads-4", "threads-8",
-                        "threads-4-reuse", "processes-1-chunk-4",
-                        "processes-2-chunk-4", "processes-4-chunk-4",
-                        "processes-2-chunk-1", "processes-2-chunk-4-reuse",
-                        "processes-2-chunk-4-forkserver",
-                        "asyncio", "uvloop", "asyncio-serial", "hybrid-2",
-                        "hybrid-4", "interpreters-2-chunk-4"],
+        "wide": preset(["sequential", ladder("threads-{n}", ALL),
+                        ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=4),
+                        ladder("threads-{n}-reuse", USABLE),
+                        ladder("processes-{n}-chunk-{chunk}", ALL, chunk=4),
+                        ladder("processes-{n}-chunk-1", USABLE),
+                        ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                        ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=4),
+                        ladder("processes-{n}-chunk-{chunk}-forkserver", USABLE, chunk=4),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                        "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK),
+                        ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=4)],
                        **DEFAULT_SIZES),
-        "full": preset(["sequential"]
-                       + ["threads-%d" % n for n in THREADS_FULL[:7]]
-                       + ["threads-4-reuse"]
-                       + ["processes-%d-chunk-1" % n for n in PROCESSES_FULL]
-                       + ["processes-%d-chunk-4" % n for n in PROCESSES_FULL]
-                       + ["processes-2-chunk-4-reuse", "asyncio", "uvloop",
-                          "asyncio-serial", "hybrid-2", "hybrid-4"],
+        "full": preset(["sequential", ladder("threads-{n}", ALL),
+                        ladder("threads-{n}-reuse", USABLE),
+                        ladder("processes-{n}-chunk-1", ALL),
+                        ladder("processes-{n}-chunk-{chunk}", ALL, chunk=4),
+                        ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=4),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                        "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK)],
                        items=64, image_size=1024),
     }
     async_form = "sync item called inside a coroutine"

@@ -12,8 +12,9 @@ import time
 
 from concbench import schema
 
-from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, RATE, SEED,
-                   THREADS_FULL, Workload, preset)
+from .base import (ITEMS, JITTER_MS, LATENCY_MS, PROCESS_POOL_DEFAULT, PROCESSES_FULL,
+                   QUICK, RATE, SEED, THREAD_POOL_DEFAULT, THREADS_FULL, USABLE,
+                   Workload, ladder, preset)
 
 
 def sleep_item(item):
@@ -39,28 +40,32 @@ class Sleep(Workload):
                JITTER_MS.with_default(10.0), RATE)
     REPORTED = (schema.ITEMS_PER_BATCH, "latency_ms", "jitter_ms", "rate", "seed")
     PRESETS = {
-        "quick": preset(["sequential", "threads-4", "processes-2-chunk-1",
-                         "asyncio", "uvloop", "asyncio-serial", "hybrid-2"],
+        "quick": preset(["sequential", "threads-4",
+                         ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", USABLE)],
                         items=20, latency_ms=5.0, jitter_ms=2.0),
+        # Thread counts follow concurrency, not cores; process pools add
+        # the machine's U and 2U usable CPUs (concbench.ladder) to 2 and 8.
         "default": preset(["sequential", "threads-4", "threads-16", "threads-64",
-                           "processes-2-chunk-1", "processes-8-chunk-1",
-                           "asyncio", "uvloop", "hybrid-2"],
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                           "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-4", "threads-16", "threads-64",
-                        "threads-16-reuse", "processes-2-chunk-1",
-                        "processes-8-chunk-1", "asyncio", "uvloop",
+                        "threads-16-reuse", ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT, "asyncio", "uvloop",
                         "asyncio-limit-8", "uvloop-limit-8", "asyncio-serial",
-                        "hybrid-2", "hybrid-4"],
+                        ladder("hybrid-{n}", QUICK)],
                        **DEFAULT_SIZES),
         # seeds/003: 50 items with random 0 to 0.66 s latency.
         "full": preset(["sequential"]
                        + ["threads-%d" % n for n in THREADS_FULL]
                        + ["threads-64-reuse"]
-                       + ["processes-%d-chunk-%d" % (n, c)
-                          for c in (1, 5) for n in PROCESSES_FULL]
+                       + [ladder("processes-{n}-chunk-%d" % c, QUICK,
+                                 counts=PROCESSES_FULL) for c in (1, 5)]
+                       + [THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT]
                        + ["asyncio", "uvloop", "asyncio-limit-8",
                           "uvloop-limit-8", "asyncio-serial", "uvloop-serial"]
-                       + ["hybrid-%d" % n for n in (2, 4, 10, 50)]
+                       + [ladder("hybrid-{n}", QUICK, counts=(10, 50))]
                        + ["hybrid-4-uvloop"],
                        items=50, latency_ms=330.0, jitter_ms=330.0),
     }

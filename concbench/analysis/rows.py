@@ -10,6 +10,7 @@ import math
 import os
 import statistics
 
+from concbench import cpus
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
@@ -253,6 +254,16 @@ class Row:
             self.flags.append("gil")
 
 
+def ideal_cpus(meta):
+    """The CPUs a CPU row's ideal divides by: the usable ones the run
+    recorded; in a file from before they were, the logical CPUs, as its
+    ideal was computed then (``cpus.from_metadata``)."""
+    machine = cpus.from_metadata(meta)
+    if machine is not None:
+        return machine.usable
+    return cpus.whole(meta.get("cpu_count")) or os.cpu_count()
+
+
 def build_rows(suite, controls=None):
     """Every model's row, grouped by workload, each group in the file's
     order. The A/A controls' rows, computed alike, go to ``controls`` (a
@@ -265,7 +276,7 @@ def build_rows(suite, controls=None):
     for row in pairs.with_beside_runs(rows):
         groups.setdefault(row.workload, []).append(row)
     found = {}
-    cpu_count = suite.get_metadata().get("cpu_count") or os.cpu_count()
+    cpu_count = ideal_cpus(suite.get_metadata())
     precision = suite.get_metadata().get(K.PRECISION_TARGET_PCT)
     # The controls are one family: a run whose arrangement is sound has
     # one of them come out faster or slower with at most 5% chance.

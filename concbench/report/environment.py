@@ -3,6 +3,7 @@ noise floor, the GIL state of its runs."""
 
 import statistics
 
+from concbench import cpus
 from concbench import schema as K
 from concbench.analysis.controls import control_lines
 from concbench.analysis.runs import gil_runs, usual_gil
@@ -50,6 +51,23 @@ def gil_state(suite):
     return text
 
 
+def cpu_line(meta):
+    """The CPU model and the CPUs the run could use: ``..., 2 logical CPUs
+    (2 physical cores), 1 usable (affinity)``; what the worker counts were
+    sized for where --cpus changed it."""
+    model = meta.get("cpu_model_name", "?")
+    machine = cpus.from_metadata(meta)
+    if machine is None:
+        return ("%s, %s logical CPUs (no usable count recorded: an earlier "
+                "version's file, whose ideal divides by the logical CPUs)"
+                % (model, meta.get("cpu_count", "?")))
+    line = "%s, %s" % (model, machine.describe())
+    sized = cpus.whole(meta.get(K.CPUS_SIZED_FOR))
+    if sized and sized != machine.usable:
+        line += "; worker counts sized for %d (--cpus)" % sized
+    return line
+
+
 def header_lines(files):
     """``files``: (path, suite, rows by workload, control rows by workload)
     of each file."""
@@ -69,8 +87,7 @@ def header_lines(files):
                          if K.version_key(name) in meta)
         lines.append("%s: %s" % (path, python or "(no Python version recorded)"))
         details = [("platform", meta.get("platform")),
-                   ("CPU", "%s, %s logical CPUs" % (meta.get("cpu_model_name", "?"),
-                                                    meta.get("cpu_count", "?"))),
+                   ("CPU", cpu_line(meta)),
                    ("libraries", libs),
                    (K.PRESET, meta.get(K.PRESET)),
                    ("harness without", meta.get(K.HARNESS_WITHOUT)),

@@ -14,6 +14,7 @@ import sys
 
 import pyperf
 
+from concbench import cpus, ladder
 from concbench.plugins import PluginError, add_workload_module
 from concbench.run import interventions, inputs, progress
 from concbench.run.checks import open_results, preflight, provide_services
@@ -143,10 +144,20 @@ def run_bench(program_args, opened):
         except OutputError as exc:
             fail(str(exc))
     left_out = []
+    if not args.worker:
+        # The machine's CPUs, read before any worker is pinned; the workers
+        # receive this reading (--usable-cpus) and size their matrix alike.
+        machine = cpus.detect()
+        args.usable_cpus = cpus.encode(machine)
+        if args.cpus and args.cpus > machine.usable:
+            say("%s: --cpus %d: worker counts sized for %d CPUs, more than this "
+                "machine's usable %d (%s)" % (progress.PROG, args.cpus, args.cpus,
+                                              machine.usable, machine.describe()))
     matrix = matrix_or_fail(args, left_out)
     if args.list:
         for bench in matrix:
             print(bench.name)
+        print("# " + ladder.describe(args), file=sys.stderr)
         for line in left_out:
             print("# " + line, file=sys.stderr)
         return
@@ -165,6 +176,7 @@ def run_bench(program_args, opened):
         enable_run_figures(runner.args)
     if not args.worker:
         runner.args.master_pid = os.getpid()    # for the workers it starts
+        runner.args.usable_cpus = args.usable_cpus
         args.inputs_folder = runner.args.inputs_folder = inputs.make_folder()
         adopt_orphans()
         exit_on_signals()

@@ -8,7 +8,7 @@ benchmark a worker runs.
 
 import fnmatch
 
-from concbench import models, workloads
+from concbench import ladder, models, workloads
 from concbench.plugins import PluginError
 from concbench.run.cell import Bench
 from concbench.run.options import workload_options
@@ -217,7 +217,10 @@ def build_matrix(args, left_out=None):
             value = getattr(args, param, None)
             if value is not None:
                 params[param] = value
-        names = preset_models(args.preset, names)
+        # The ladders made names for this machine (or --cpus) and this batch.
+        items = params.get("items", cls.defaults().get("items", 1))
+        names = ladder.resolve(preset_models(args.preset, names), args, items,
+                               cls.most_workers)
         preset_names.update(names)
         for workload_params in sweep(params):
             try:

@@ -23,7 +23,7 @@ SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_f
              "without",
              "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds", "side_by_side",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
-             "master_pid")
+             "master_pid", "cpus", "usable_cpus")
 
 
 # Our options whose flag is not their name.
@@ -75,6 +75,14 @@ def add_options(parser):
                        "reference run again, whose verdict checks the "
                        "intervals); added whenever the reference runs, "
                        "but in a scenario")
+    group.add_argument("--cpus", type=cpu_count, metavar="N",
+                       help="size the worker counts (the ladder 1, 2, 4, ..., N, 2N) "
+                       "and the standard library's defaults as for a machine of N "
+                       "usable CPUs, to plan for another machine (default: the CPUs "
+                       "this run may use: its affinity set, capped by a cgroup quota)")
+    # The master's reading of the machine's CPUs (concbench.cpus.encode),
+    # for the workers, whose affinity pinning may have narrowed.
+    group.add_argument("--usable-cpus", help=argparse.SUPPRESS)
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
     group.add_argument("--keep-earlier", action="store_true",
@@ -163,6 +171,19 @@ def percentage(text):
     if not 0 < value <= 100 or value != value:
         raise argparse.ArgumentTypeError(
             "%s is out of range: give a percentage above 0, at most 100" % text)
+    return value
+
+
+def cpu_count(text):
+    """--cpus: a whole number of CPUs, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a whole number of CPUs" % text) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("%s is out of range: give 1 CPU or more" % text)
+    if value > 4096:
+        raise argparse.ArgumentTypeError("%s is out of range: at most 4096 CPUs" % text)
     return value
 
 

@@ -29,6 +29,9 @@ the time goes to the rows that need more. A scenario reproduces an
 experiment with its own run counts and adds none unless asked.
 """
 
+from concbench.ladder import (ALL, DEFAULT, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK,
+                              THREAD_POOL_DEFAULT, USABLE, ladder)
+
 PRESETS = {
     "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1},
               "round_values": 1, "max_time": 50},
@@ -91,12 +94,13 @@ SCENARIOS = {
                  "default size against asyncio, with CPU, peak memory and "
                  "context switches",
         "scaled": "30 ms sleeps instead of 3 s (the default pool, 6 threads on 2 "
-                  "cores, would need 500 s per batch); threads-6 is "
-                  "ThreadPoolExecutor()'s default here, min(32, cores + 4)",
+                  "CPUs, would need 500 s per batch); threads-N-default is "
+                  "ThreadPoolExecutor()'s default on the machine that ran it, "
+                  "min(32, CPUs + 4)",
         "runner": {"processes": 1, "values": 2, "warmups": 1},
         "workloads": {"sleep": {"items": 1000, "latency_ms": 30.0, "jitter_ms": 0.0}},
-        "models": {"sleep": ["sequential", "threads-6", "threads-1000", "asyncio",
-                             "uvloop"]},
+        "models": {"sleep": ["sequential", THREAD_POOL_DEFAULT, "threads-1000",
+                             "asyncio", "uvloop"]},
     },
     "seeds-003-io": {
         "about": "seeds/003, IO: 50 items with seeded latency uniform in 0 to "
@@ -126,13 +130,13 @@ SCENARIOS = {
                  "sequential, processes, threads, asyncio and uvloop "
                  "(on a PostgreSQL of the run's own, or --db-url)",
         "scaled": "one server instead of 500; ThreadPoolExecutor() and "
-                  "ProcessPoolExecutor() defaults on 2 cores (6 threads, 2 "
-                  "processes) and 80 connections at most, under a stock "
-                  "server's max_connections",
+                  "ProcessPoolExecutor() defaults on the machine that ran it "
+                  "(the rows named -default) and 80 connections at most, under "
+                  "a stock server's max_connections",
         "runner": {"processes": 1, "values": 2, "warmups": 1},
         "workloads": {"db": {"items": 500, "latency_ms": 100.0}},
-        "models": {"db": ["sequential", "processes-2-chunk-1", "processes-32-chunk-1",
-                          "threads-6", "threads-80", "asyncio-limit-80",
+        "models": {"db": ["sequential", PROCESS_POOL_DEFAULT, "processes-32-chunk-1",
+                          THREAD_POOL_DEFAULT, "threads-80", "asyncio-limit-80",
                           "uvloop-limit-80"]},
     },
 }
@@ -143,36 +147,50 @@ PRESETS.update(SCENARIOS)
 # A workload that states no PRESETS (a plugin's) runs in every preset under
 # its kind's models.
 PLUGIN_MODELS = {
-    "quick": {"cpu": ["sequential", "threads-2", "processes-2-chunk-10", "asyncio"],
-              "io": ["sequential", "threads-4", "processes-2-chunk-1", "asyncio",
-                     "uvloop", "hybrid-2"]},
-    "default": {"cpu": ["sequential", "threads-2", "threads-4", "threads-2-chunk-10",
-                        "processes-2-chunk-10", "processes-4-chunk-10", "asyncio"],
+    "quick": {"cpu": ["sequential", ladder("threads-{n}", QUICK),
+                      ladder("processes-{n}-chunk-{chunk}", QUICK, chunk=10), "asyncio"],
+              "io": ["sequential", "threads-4", ladder("processes-{n}-chunk-1", QUICK),
+                     "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)]},
+    "default": {"cpu": ["sequential", ladder("threads-{n}", DEFAULT),
+                        ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=10),
+                        ladder("processes-{n}-chunk-{chunk}", DEFAULT, chunk=10),
+                        ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT, "asyncio"],
                 "io": ["sequential", "threads-4", "threads-16", "threads-64",
-                       "processes-2-chunk-1", "processes-8-chunk-1", "asyncio",
-                       "uvloop", "hybrid-2"]},
-    "wide": {"cpu": ["sequential", "threads-2", "threads-4", "threads-8",
-                     "threads-2-chunk-10", "threads-4-reuse", "processes-2-chunk-10",
-                     "processes-4-chunk-10", "processes-2-chunk-1", "asyncio", "uvloop",
-                     "hybrid-2"],
+                       ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)), "asyncio",
+                       "uvloop", ladder("hybrid-{n}", USABLE)]},
+    "wide": {"cpu": ["sequential", ladder("threads-{n}", ALL),
+                     ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=10),
+                     ladder("threads-{n}-reuse", USABLE),
+                     ladder("processes-{n}-chunk-{chunk}", ALL, chunk=10),
+                     ladder("processes-{n}-chunk-1", USABLE),
+                     ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                     THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT, "asyncio", "uvloop",
+                     ladder("hybrid-{n}", USABLE)],
              "io": ["sequential", "threads-4", "threads-16", "threads-64",
-                    "threads-16-reuse", "processes-2-chunk-1", "processes-8-chunk-1",
+                    "threads-16-reuse", ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                    THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                     "asyncio", "uvloop", "asyncio-limit-8", "uvloop-limit-8",
-                    "asyncio-serial", "hybrid-2", "hybrid-4"]},
-    "full": {"cpu": ["sequential", "threads-2", "threads-4", "threads-8",
-                     "threads-2-chunk-10", "processes-2-chunk-10",
-                     "processes-4-chunk-10", "processes-8-chunk-10", "asyncio",
-                     "uvloop", "hybrid-2"],
+                    "asyncio-serial", ladder("hybrid-{n}", QUICK)]},
+    "full": {"cpu": ["sequential", ladder("threads-{n}", ALL),
+                     ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=10),
+                     ladder("processes-{n}-chunk-{chunk}", ALL, chunk=10),
+                     ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                     THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT, "asyncio",
+                     "uvloop", ladder("hybrid-{n}", USABLE)],
              "io": ["sequential", "threads-4", "threads-16", "threads-64",
-                    "threads-256", "processes-2-chunk-1", "processes-8-chunk-1",
+                    "threads-256", ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                    THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                     "asyncio", "uvloop", "asyncio-limit-8", "uvloop-limit-8",
-                    "hybrid-2", "hybrid-4"]},
+                    ladder("hybrid-{n}", QUICK)]},
 }
 
 
 def workload_plan(preset_name, cls):
-    """(parameters, model names) of workload class ``cls`` in a preset, or
-    None if the preset has no such workload."""
+    """(parameters, model entries) of workload class ``cls`` in a preset, or
+    None if the preset has no such workload. An entry is a model name or a
+    family over the machine's ladder (``concbench.ladder``), made names by
+    ``concbench.ladder.resolve`` once the batch's size is known."""
     preset = PRESETS[preset_name]
     if "workloads" in preset:       # a scenario states its workloads
         if cls.name not in preset["workloads"]:

@@ -5,7 +5,7 @@ that records each run's figures."""
 import os
 import sys
 
-from concbench import schema
+from concbench import ladder, schema
 from concbench.run import gil
 from concbench.run.cell import library_versions
 from concbench.run.presets import PRESETS
@@ -73,6 +73,24 @@ def suite_metadata(args):
     meta[schema.FREE_THREADED_BUILD] = \
         "yes" if sysconfig.get_config_var("Py_GIL_DISABLED") else "no"
     meta.update(library_versions(("pyperf", "Pillow", "uvloop", "psutil")))
+    meta.update(cpu_metadata(args))
+    return meta
+
+
+def cpu_metadata(args):
+    """The machine's CPUs as the master read them, and what the ladders
+    were sized for."""
+    machine = ladder.machine(args)
+    meta = {schema.CPUS_USABLE: machine.usable, schema.CPUS_AFFINITY: machine.affinity,
+            schema.CPUS_SIZED_FOR: ladder.sized_for(args)}
+    if machine.physical:
+        meta[schema.CPU_CORES] = machine.physical
+    if machine.quota is not None:
+        meta[schema.CPU_QUOTA] = machine.quota
+    if machine.limited_by():
+        meta[schema.CPUS_LIMITED_BY] = ", ".join(machine.limited_by())
+    if machine.note:
+        meta[schema.CPUS_NOTE] = machine.note
     return meta
 
 

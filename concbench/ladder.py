@@ -1,0 +1,191 @@
+"""Worker counts sized to the machine the run is on: the ladder.
+
+For a machine of U usable CPUs (``concbench.cpus``; ``--cpus N`` sizes it as
+for another machine) the ladder is 1, the powers of two below U, U itself
+and 2U, so that oversubscription shows: 1, 2, 4 for U = 2; 1, 2, 4, 8, 16,
+32 for U = 16. A preset's model list names a family over the ladder with a
+``Ladder`` entry instead of fixed names; the wide and full presets run every
+rung, the default keeps U, 2U and the rung below U (sequential stands for
+1), the quick preset U and 2U. IO workloads keep their thread counts, which
+follow concurrency, not cores; their process pools add U and 2U to fixed
+counts (``counts``).
+
+A chunk follows the batch: no pool gets fewer chunks than workers (a chunk
+of at most items / workers, and 1 where there are fewer items than
+workers). Two rows are what the standard library does unasked:
+``ThreadPoolExecutor()``'s size and ``ProcessPoolExecutor()``'s, named
+``threads-6-default`` and ``processes-2-chunk-1-default`` (here, on 2
+CPUs), computed as the running Python computes them; and ``POOL_MAP``, the
+chunk ``multiprocessing.Pool.map`` takes, ceil(items / (4 x workers)).
+Names keep stating their counts, so that ``pyperf compare_to`` and the
+report match rows across machines by what ran.
+"""
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Tuple
+
+from concbench import cpus as machine_cpus
+
+# Which rungs a preset keeps.
+ALL, DEFAULT, QUICK, USABLE = "all", "default", "quick", "usable"
+# The chunk of multiprocessing.Pool.map: ceil(items / (4 x workers)).
+POOL_MAP = "pool-map"
+
+
+def rungs(usable):
+    """1, the powers of two below ``usable``, ``usable`` and twice it."""
+    found = {1, usable, 2 * usable}
+    power = 2
+    while power < usable:
+        found.add(power)
+        power *= 2
+    return sorted(found)
+
+
+def kept(usable, which):
+    """The rungs a preset keeps of the ladder of ``usable`` CPUs."""
+    ladder = rungs(usable)
+    if which == ALL:
+        return ladder
+    if which == USABLE:
+        return [usable]
+    ends = [usable, 2 * usable]
+    if which == QUICK:
+        return sorted(set(ends))
+    below = [rung for rung in ladder if 1 < rung < usable]
+    return sorted(set(ends + below[-1:]))
+
+
+def chunk_for(items, workers, asked):
+    """The chunk a pool of ``workers`` gets of ``items`` items: ``asked`` at
+    most, and no fewer chunks than workers (1 where items are fewer)."""
+    if asked == POOL_MAP:
+        return max(1, math.ceil(items / (4 * workers)))
+    return max(1, min(asked, items // workers))
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A family's models over the ladder: ``form`` with ``{n}`` for the
+    count and ``{chunk}`` for the chunk, ``chunk`` the one asked for at most
+    (or POOL_MAP), ``rungs`` which of them, ``counts`` fixed counts kept
+    beside them (IO workloads' process pools)."""
+    form: str
+    rungs: str = ALL
+    chunk: object = None
+    counts: Tuple[int, ...] = ()
+
+    def names(self, usable, items, most=None):
+        counts = set(kept(usable, self.rungs)) | set(self.counts)
+        counts = sorted({min(n, most) for n in counts} if most else counts)
+        return [self.form.format(n=n, chunk=chunk_for(items, n, self.chunk)
+                                 if self.chunk is not None else "")
+                for n in counts]
+
+
+def plural(count, noun):
+    return "%d %s%s" % (count, noun, "" if count == 1 else "s")
+
+
+def ladder(form, rungs=ALL, chunk=None, counts=()):
+    return Ladder(form, rungs, chunk, tuple(counts))
+
+
+@dataclass(frozen=True)
+class StdlibDefault:
+    """The pool the standard library makes unasked, on this machine and
+    Python: ``threads`` (ThreadPoolExecutor()) or ``processes``
+    (ProcessPoolExecutor(): Executor.map's chunk of 1, the version's start
+    method)."""
+    family: str
+
+    def names(self, usable, items, most=None, cpus=None):
+        count = cpus if cpus is not None else usable
+        if self.family == "threads":
+            return ["threads-%d-default" % min(32, count + 4)]
+        if most:
+            count = min(count, most)
+        method = default_start_method()
+        return ["processes-%d-chunk-1%s-default" % (
+            count, "" if method == base_start_method() else "-" + method)]
+
+
+THREAD_POOL_DEFAULT = StdlibDefault("threads")
+PROCESS_POOL_DEFAULT = StdlibDefault("processes")
+
+
+def base_start_method():
+    """The start method that process pools' names leave out (models/processes.py)."""
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+def default_start_method(version=None, platform=None):
+    """multiprocessing's default on the running Python: fork on Linux up to
+    3.13, forkserver from 3.14; spawn on macOS and Windows."""
+    version = version or sys.version_info[:2]
+    platform = platform or sys.platform
+    if platform.startswith("linux"):
+        return "forkserver" if version >= (3, 14) else "fork"
+    return "spawn" if platform in ("darwin", "win32") else "fork"
+
+
+def stdlib_cpus(machine, version=None):
+    """The CPU count the running Python's pools read: ``os.cpu_count()`` up
+    to 3.12, ``os.process_cpu_count()`` (the affinity set) from 3.13.
+    Neither reads a quota."""
+    version = version or sys.version_info[:2]
+    return machine.affinity if version >= (3, 13) else machine.logical
+
+
+# -- the run's machine -------------------------------------------------------------
+
+_detected = []
+
+
+def machine(args):
+    """The ``Cpus`` of the run: the master's reading, passed to its workers
+    (``--usable-cpus``), else read here (once)."""
+    text = getattr(args, "usable_cpus", None)
+    if text:
+        return machine_cpus.decode(text)
+    if not _detected:
+        _detected.append(machine_cpus.detect())
+    return _detected[0]
+
+
+def sized_for(args):
+    """The usable CPUs the ladders are sized for: ``--cpus``, else the machine's."""
+    return getattr(args, "cpus", None) or machine(args).usable
+
+
+def resolve(entries, args, items, most=None):
+    """A preset's model list with its ladders and defaults made names for
+    this run: ``items`` per batch, at most ``most`` workers in a pool. A
+    plain name whose work a default row does is left out for it."""
+    usable = sized_for(args)
+    given = getattr(args, "cpus", None)
+    names = []
+    for entry in entries:
+        if isinstance(entry, StdlibDefault):
+            found = entry.names(usable, items, most,
+                                cpus=given if given else stdlib_cpus(machine(args)))
+        elif isinstance(entry, Ladder):
+            found = entry.names(usable, items, most)
+        else:
+            found = [entry]
+        names.extend(name for name in found if name not in names)
+    defaults = {name[:-len("-default")] for name in names if name.endswith("-default")}
+    return [name for name in names if name not in defaults]
+
+
+def describe(args):
+    """One line for --list: the ladder, and what it was sized from."""
+    machine_ = machine(args)
+    usable = sized_for(args)
+    source = ("--cpus %d" % usable if getattr(args, "cpus", None)
+              else "this machine: %s" % machine_.describe())
+    return "worker counts for %s (%s): ladder %s; default preset %s, quick %s" % (
+        plural(usable, "usable CPU"), source, ", ".join(map(str, rungs(usable))),
+        ", ".join(map(str, kept(usable, DEFAULT))), ", ".join(map(str, kept(usable, QUICK))))
