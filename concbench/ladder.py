@@ -5,10 +5,12 @@ for another machine) the ladder is 1, the powers of two below U, U itself
 and 2U, so that oversubscription shows: 1, 2, 4 for U = 2; 1, 2, 4, 8, 16,
 32 for U = 16. A preset's model list names a family over the ladder with a
 ``Ladder`` entry instead of fixed names; the wide and full presets run every
-rung, the default keeps U, 2U and the rung below U (sequential stands for
-1), the quick preset U and 2U. IO workloads keep their thread counts, which
-follow concurrency, not cores; their process pools add U and 2U to fixed
-counts (``counts``).
+rung, the default and quick presets U and 2U (sequential stands for 1):
+every model more is a rival in its workload's races, whose level it splits
+(tests/test_matrix.py holds the default to ten models a workload on any
+machine). IO workloads keep their thread counts, which follow concurrency,
+not cores; their process pools add U and 2U to fixed counts (``counts``),
+``room`` counts in all at most.
 
 A chunk follows the batch: no pool gets fewer chunks than workers (a chunk
 of at most items / workers, and 1 where there are fewer items than
@@ -24,7 +26,7 @@ report match rows across machines by what ran.
 import math
 import sys
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 from concbench import cpus as machine_cpus
 
@@ -51,16 +53,16 @@ def kept(usable, which):
         return ladder
     if which == USABLE:
         return [usable]
-    ends = [usable, 2 * usable]
-    if which == QUICK:
-        return sorted(set(ends))
-    below = [rung for rung in ladder if 1 < rung < usable]
-    return sorted(set(ends + below[-1:]))
+    return sorted({usable, 2 * usable})
 
 
 def chunk_for(items, workers, asked):
     """The chunk a pool of ``workers`` gets of ``items`` items: ``asked`` at
-    most, and no fewer chunks than workers (1 where items are fewer)."""
+    most, and no fewer chunks than workers (1 where items are fewer).
+    ``items`` None (a workload with no --items, whose batch is known only
+    once made): ``asked``, and None for POOL_MAP."""
+    if items is None:
+        return None if asked == POOL_MAP else asked
     if asked == POOL_MAP:
         return max(1, math.ceil(items / (4 * workers)))
     return max(1, min(asked, items // workers))
@@ -71,39 +73,45 @@ class Ladder:
     """A family's models over the ladder: ``form`` with ``{n}`` for the
     count and ``{chunk}`` for the chunk, ``chunk`` the one asked for at most
     (or POOL_MAP), ``rungs`` which of them, ``counts`` fixed counts kept
-    beside them (IO workloads' process pools)."""
+    beside them (IO workloads' process pools), in the order given while
+    there is ``room``; ``most``: no count above it."""
     form: str
     rungs: str = ALL
     chunk: object = None
     counts: Tuple[int, ...] = ()
+    room: Optional[int] = None
 
     def names(self, usable, items, most=None):
-        counts = set(kept(usable, self.rungs)) | set(self.counts)
-        counts = sorted({min(n, most) for n in counts} if most else counts)
-        return [self.form.format(n=n, chunk=chunk_for(items, n, self.chunk)
-                                 if self.chunk is not None else "")
-                for n in counts]
+        counts = []
+        for n in kept(usable, self.rungs) + list(self.counts):
+            n = min(n, most) if most else n
+            if n not in counts and (self.room is None or len(counts) < self.room):
+                counts.append(n)
+        counts.sort()
+        chunks = [chunk_for(items, n, self.chunk) if self.chunk is not None else ""
+                  for n in counts]
+        return [self.form.format(n=n, chunk=chunk)
+                for n, chunk in zip(counts, chunks) if chunk is not None]
 
 
 def plural(count, noun):
     return "%d %s%s" % (count, noun, "" if count == 1 else "s")
 
 
-def ladder(form, rungs=ALL, chunk=None, counts=()):
-    return Ladder(form, rungs, chunk, tuple(counts))
+def ladder(form, rungs=ALL, chunk=None, counts=(), room=None):
+    return Ladder(form, rungs, chunk, tuple(counts), room)
 
 
 @dataclass(frozen=True)
 class StdlibDefault:
     """The pool the standard library makes unasked, on this machine and
-    Python: ``threads`` (ThreadPoolExecutor()) or ``processes``
-    (ProcessPoolExecutor(): Executor.map's chunk of 1, the version's start
-    method)."""
-    family: str
+    Python: ``ThreadPoolExecutor`` or ``ProcessPoolExecutor`` (Executor.map's
+    chunk of 1, the version's start method)."""
+    executor: str
 
     def names(self, usable, items, most=None, cpus=None):
         count = cpus if cpus is not None else usable
-        if self.family == "threads":
+        if self.executor == "ThreadPoolExecutor":
             return ["threads-%d-default" % min(32, count + 4)]
         if most:
             count = min(count, most)
@@ -112,8 +120,8 @@ class StdlibDefault:
             count, "" if method == base_start_method() else "-" + method)]
 
 
-THREAD_POOL_DEFAULT = StdlibDefault("threads")
-PROCESS_POOL_DEFAULT = StdlibDefault("processes")
+THREAD_POOL_DEFAULT = StdlibDefault("ThreadPoolExecutor")
+PROCESS_POOL_DEFAULT = StdlibDefault("ProcessPoolExecutor")
 
 
 def base_start_method():
@@ -163,7 +171,8 @@ def sized_for(args):
 def resolve(entries, args, items, most=None):
     """A preset's model list with its ladders and defaults made names for
     this run: ``items`` per batch, at most ``most`` workers in a pool. A
-    plain name whose work a default row does is left out for it."""
+    name whose work an earlier one does (``threads-6`` and
+    ``threads-6-default``) is left out: the first stands."""
     usable = sized_for(args)
     given = getattr(args, "cpus", None)
     names = []
@@ -175,9 +184,14 @@ def resolve(entries, args, items, most=None):
             found = entry.names(usable, items, most)
         else:
             found = [entry]
-        names.extend(name for name in found if name not in names)
-    defaults = {name[:-len("-default")] for name in names if name.endswith("-default")}
-    return [name for name in names if name not in defaults]
+        names.extend(name for name in found if same_work(name) not in
+                     {same_work(known) for known in names})
+    return names
+
+
+def same_work(name):
+    """What a model name runs: ``-default`` is a label, not other work."""
+    return name[:-len("-default")] if name.endswith("-default") else name
 
 
 def describe(args):
@@ -186,6 +200,6 @@ def describe(args):
     usable = sized_for(args)
     source = ("--cpus %d" % usable if getattr(args, "cpus", None)
               else "this machine: %s" % machine_.describe())
-    return "worker counts for %s (%s): ladder %s; default preset %s, quick %s" % (
+    return "worker counts for %s (%s): ladder %s; the default and quick presets keep %s" % (
         plural(usable, "usable CPU"), source, ", ".join(map(str, rungs(usable))),
-        ", ".join(map(str, kept(usable, DEFAULT))), ", ".join(map(str, kept(usable, QUICK))))
+        ", ".join(map(str, kept(usable, DEFAULT))))

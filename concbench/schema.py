@@ -65,7 +65,7 @@ GIL_EXPECTED = _key("gil_expected", str, SUITE, "cli", "`yes` or `no`: the GIL s
 GIL = _key("gil", str, SUITE, "cli", "`enabled` or `disabled` in the master, from `sys._is_gil_enabled()` where it exists", required=True)
 CPUS_USABLE = _key("cpus_usable", int, SUITE, "cli", "the CPUs this run may use, read in the master before any pinning: its affinity set, capped by the smallest cgroup CPU quota of its cgroup and their parents, rounded up; the ideal and the efficiency divide by it", required=True)
 CPUS_AFFINITY = _key("cpus_affinity", int, SUITE, "cli", "the CPUs of the master's affinity set (`os.sched_getaffinity`), before any pinning", required=True)
-CPU_CORES = _key("cpu_cores", int, SUITE, "cli", "physical cores (psutil), where known")
+CPU_CORES = _key("cpu_physical_cores", int, SUITE, "cli", "physical cores (psutil), where known")
 CPU_QUOTA = _key("cpu_quota", float, SUITE, "cli", "the smallest cgroup CPU quota of the run's cgroups (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`), in CPUs, where there is one", "CPUs")
 CPUS_LIMITED_BY = _key("cpus_limited_by", str, SUITE, "cli", "why `cpus_usable` is fewer than the logical CPUs (`cpu_count`): `affinity`, `quota`, or both")
 CPUS_NOTE = _key("cpus_note", str, SUITE, "cli", "why a cgroup quota could not be read (the affinity set counted instead)")

@@ -154,3 +154,16 @@ def no_orphans():
 
 # pyperf settings for end-to-end runs: as small as pyperf allows.
 TINY_RUNNER = ["-p", "1", "-n", "1", "-w", "0", "--quiet"]
+
+
+def preset_names(cls, preset, cpus=None):
+    """The model names workload class ``cls`` runs in ``preset``, its
+    ladders sized for ``cpus`` usable CPUs (None: this machine's)."""
+    from concbench import ladder
+    from concbench.run.options import parser
+    from concbench.run.presets import workload_plan
+
+    args = parser().parse_args(["--cpus", str(cpus)] if cpus else [])
+    params, entries = workload_plan(preset, cls)
+    items = params.get("items", cls.defaults().get("items"))
+    return ladder.resolve(entries, args, items, cls.most_workers)

@@ -7,7 +7,7 @@ import pyperf
 import pytest
 
 from concbench import models, workloads
-from conftest import TINY_RUNNER, run, run_bench
+from conftest import TINY_RUNNER, preset_names, run, run_bench
 
 TINY_SIZES = ["--items", "6", "--latency-ms", "2", "--jitter-ms", "1",
               "--image-size", "64", "--rotations", "2"]
@@ -112,19 +112,20 @@ def test_list_of_presets_and_globs(tmp_path):
         here = {"interpreters"} if any(
             model.startswith("interpreters-")
             and not models.parse(model).supports(workloads.get(workload)())
-            for model in workloads.get(workload).PRESETS["quick"]["models"]) else set()
+            for model in preset_names(workloads.get(workload), "quick")) else set()
         assert seen == families | here, (workload, seen)
     assert len(default.stdout.split()) > len(names)
     # The variants are in the wide preset, at the default's sizes: every
     # default name is in it.
     wide = run_bench(["--preset", "wide", "--list"], tmp_path)
     assert set(default.stdout.split()) < set(wide.stdout.split())
+    # Every rung of the ladder of 2 CPUs, and ThreadPoolExecutor()'s size.
     threads = run_bench(["--list", "--preset", "wide", "--model", "threads-*",
-                         "--workload", "rotate"], tmp_path)
+                         "--workload", "rotate", "--cpus", "2"], tmp_path)
     assert threads.returncode == 0
     assert threads.stdout.split() == [
-        "rotate/threads-2", "rotate/threads-2-chunk-4", "rotate/threads-4",
-        "rotate/threads-8", "rotate/threads-4-reuse"]
+        "rotate/threads-1", "rotate/threads-2", "rotate/threads-4",
+        "rotate/threads-2-chunk-4", "rotate/threads-2-reuse", "rotate/threads-6-default"]
     extra = run_bench(["--list", "--model", "sequential,threads-64",
                        "--workload", "sleep"], tmp_path)
     assert extra.stdout.split() == ["sleep/sequential", "sleep/control",

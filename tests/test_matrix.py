@@ -13,6 +13,7 @@ from concbench.run.options import forward_options, parser, workload_options
 from concbench.run.presets import PRESETS
 from concbench.analysis.rows import MODEL_FACTS
 from concbench.workloads.base import Workload
+from conftest import preset_names
 
 
 def parse(*argv):
@@ -28,7 +29,7 @@ def test_a_preset_is_its_workloads_own_lists_in_registry_order():
     got = names("--preset", "quick", left_out=left_out)
     expected, unsupported = [], []
     for name in workloads.REGISTRY:
-        for model in workloads.get(name).PRESETS["quick"]["models"]:
+        for model in preset_names(workloads.get(name), "quick"):
             reason = models.parse(model).supports(workloads.get(name)())
             if reason:     # interpreters-N before Python 3.13
                 unsupported.append("%s/%s: left out, %s" % (name, model, reason))
@@ -52,14 +53,17 @@ def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
     is lost."""
     from concbench.analysis import anytime, elimination, side_by_side
     through = anytime.ALPHA - elimination.ELIMINATION_ALPHA - side_by_side.SIDE_BY_SIDE_ALPHA
+    rivals = 0
     for name in workloads.REGISTRY:
         cls = workloads.get(name)
         default, wide = cls.PRESETS["default"], cls.PRESETS["wide"]
-        assert len(default["models"]) <= 10, (name, default["models"])
         assert wide["params"] == default["params"], name
-        assert set(default["models"]) < set(wide["models"]), name
-    rivals = max(len(workloads.get(name).PRESETS["default"]["models"])
-                 for name in workloads.REGISTRY) + 1      # with eager tasks
+        # On any machine: the ladders are sized to its CPUs.
+        for cpus in (1, 2, 3, 8, 16, 64, 256):
+            kept, every = preset_names(cls, "default", cpus), preset_names(cls, "wide", cpus)
+            assert len(kept) <= 10, (name, cpus, kept)
+            assert set(kept) < set(every), (name, cpus, set(kept) - set(every))
+            rivals = max(rivals, len(kept) + 1)      # with eager tasks
     assert anytime.first_bounded(2 * through / (rivals - 1)) == 4
 
 
@@ -80,7 +84,7 @@ def test_scenarios_state_their_own_workloads():
         if "db" in preset["workloads"]:
             argv += ["--db-url", "postgresql://u@127.0.0.1/x"]
         expected = ["%s/%s" % (w, m) for w in preset["workloads"]
-                    for m in preset["models"][w]]
+                    for m in preset_names(workloads.get(w), name)]
         # One or two fixed rounds, which decide nothing: no control.
         assert names(*argv) == expected
 

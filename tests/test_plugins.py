@@ -15,6 +15,8 @@ from pathlib import Path
 import pyperf
 import pytest
 
+from concbench import ladder
+from concbench.run.options import parser
 from conftest import ROOT
 
 COMMAND = str(Path(sys.executable).parent / "concbench")
@@ -128,8 +130,13 @@ def test_a_plugin_distribution_lists_runs_and_reports(tmp_path):
     assert listed.returncode == 0, listed.stderr
     names = listed.stdout.split()
     # After every built-in workload, under its kind's quick models.
-    assert names[-5:] == ["digit-sums/sequential", "digit-sums/control",
-                          "digit-sums/threads-2", "digit-sums/processes-2-chunk-10",
+    # Its worker counts sized to this machine (concbench.ladder): U and 2U.
+    usable = ladder.sized_for(parser().parse_args([]))
+    assert names[-7:] == ["digit-sums/sequential", "digit-sums/control",
+                          "digit-sums/threads-%d" % usable,
+                          "digit-sums/threads-%d" % (2 * usable),
+                          "digit-sums/processes-%d-chunk-10" % usable,
+                          "digit-sums/processes-%d-chunk-10" % (2 * usable),
                           "digit-sums/asyncio"]
     proc = concbench(["run", "--workload", "digit-sums", "--model",
                       "sequential,threads-2,backwards", "-p", "2", "-n", "3", "-w", "0",

@@ -88,7 +88,7 @@ class Db(Workload):
         # Process pools: 2, 8 and the machine's U and 2U usable CPUs
         # (concbench.ladder), at most most_workers.
         "default": preset(["sequential", "threads-10", "threads-50",
-                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8), room=3),
                            "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-10", "threads-50",

@@ -35,7 +35,7 @@ class Encode(Workload):
     # many workers.
     PRESETS = {
         "quick": preset(["sequential", ladder("threads-{n}", QUICK),
-                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=50),
+                         ladder("processes-{n}-chunk-{chunk}", QUICK, chunk=50),
                          "asyncio", "uvloop", "asyncio-serial",
                          ladder("hybrid-{n}", USABLE),
                          ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=50)],
@@ -45,8 +45,8 @@ class Encode(Workload):
         "default": preset(["sequential", ladder("threads-{n}", DEFAULT),
                            ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=125),
                            ladder("processes-{n}-chunk-{chunk}", DEFAULT, chunk=125),
-                           ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
-                           THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                           # What ProcessPoolExecutor() does unasked: one item a task.
+                           PROCESS_POOL_DEFAULT,
                            "asyncio", "uvloop",
                            ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=125)],
                           **DEFAULT_SIZES),

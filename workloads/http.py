@@ -81,7 +81,7 @@ class Http(Workload):
         # Thread counts follow concurrency, not cores; process pools add
         # the machine's U and 2U usable CPUs (concbench.ladder) to 2.
         "default": preset(["sequential", "threads-8", "threads-32", "threads-100",
-                           ladder("processes-{n}-chunk-1", QUICK, counts=(2,)),
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2,), room=2),
                            "processes-8-chunk-5",
                            "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),

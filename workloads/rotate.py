@@ -42,7 +42,7 @@ class Rotate(Workload):
     # chunks of 4 images at most, fewer where a pool has many workers.
     PRESETS = {
         "quick": preset(["sequential", ladder("threads-{n}", QUICK),
-                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=4),
+                         ladder("processes-{n}-chunk-{chunk}", QUICK, chunk=4),
                          "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", USABLE)],
                         # Large enough that threads show what they do on
                         # the default sizes (2x on 2 cores), small enough
@@ -52,8 +52,8 @@ class Rotate(Workload):
                            ladder("processes-{n}-chunk-{chunk}", DEFAULT, chunk=4),
                            # Python 3.14's default start method on Linux.
                            ladder("processes-{n}-chunk-{chunk}-forkserver", USABLE, chunk=4),
-                           ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
-                           THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
+                           # What ProcessPoolExecutor() does unasked: one item a task.
+                           PROCESS_POOL_DEFAULT,
                            "asyncio", "uvloop",
                            # Left out, with the reason (subinterpreters): in
                            # the list so that --list and every run say why.
@@ -63,11 +63,13 @@ class Rotate(Workload):
                         ladder("threads-{n}-chunk-{chunk}", USABLE, chunk=4),
                         ladder("threads-{n}-reuse", USABLE),
                         ladder("processes-{n}-chunk-{chunk}", ALL, chunk=4),
+                        # The default's row first: the same work named plainly
+                        # after it is left out (concbench.ladder.resolve).
+                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                         ladder("processes-{n}-chunk-1", USABLE),
                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
                         ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=4),
                         ladder("processes-{n}-chunk-{chunk}-forkserver", USABLE, chunk=4),
-                        THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK),
                         ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=4)],
                        **DEFAULT_SIZES),

@@ -47,7 +47,7 @@ class Sleep(Workload):
         # Thread counts follow concurrency, not cores; process pools add
         # the machine's U and 2U usable CPUs (concbench.ladder) to 2 and 8.
         "default": preset(["sequential", "threads-4", "threads-16", "threads-64",
-                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8)),
+                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8), room=3),
                            "asyncio", "uvloop", ladder("hybrid-{n}", USABLE)],
                           **DEFAULT_SIZES),
         "wide": preset(["sequential", "threads-4", "threads-16", "threads-64",

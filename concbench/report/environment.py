@@ -58,8 +58,9 @@ def cpu_line(meta):
     model = meta.get("cpu_model_name", "?")
     machine = cpus.from_metadata(meta)
     if machine is None:
-        return ("%s, %s logical CPUs (no usable count recorded: an earlier "
-                "version's file, whose ideal divides by the logical CPUs)"
+        # A file from before the usable count was recorded: its ideal
+        # divides by the logical CPUs, as it did then.
+        return ("%s, %s logical CPUs (ideal from all: no usable count recorded)"
                 % (model, meta.get("cpu_count", "?")))
     line = "%s, %s" % (model, machine.describe())
     sized = cpus.whole(meta.get(K.CPUS_SIZED_FOR))

@@ -218,7 +218,7 @@ def build_matrix(args, left_out=None):
             if value is not None:
                 params[param] = value
         # The ladders made names for this machine (or --cpus) and this batch.
-        items = params.get("items", cls.defaults().get("items", 1))
+        items = params.get("items", cls.defaults().get("items"))
         names = ladder.resolve(preset_models(args.preset, names), args, items,
                                cls.most_workers)
         preset_names.update(names)
