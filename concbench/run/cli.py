@@ -150,9 +150,8 @@ def run_bench(program_args, opened):
         machine = cpus.detect()
         args.usable_cpus = cpus.encode(machine)
         if args.cpus and args.cpus > machine.usable:
-            say("%s: --cpus %d: worker counts sized for %d CPUs, more than this "
-                "machine's usable %d (%s)" % (progress.PROG, args.cpus, args.cpus,
-                                              machine.usable, machine.describe()))
+            say("%s: --cpus %d: worker counts sized for %d CPUs; this machine's "
+                "usable CPUs: %d" % (progress.PROG, args.cpus, args.cpus, machine.usable))
     matrix = matrix_or_fail(args, left_out)
     if args.list:
         for bench in matrix:
