@@ -58,7 +58,8 @@ class Cpus:
         text += ", %d usable" % self.usable
         if why:
             text += " (%s)" % ", ".join(
-                "quota %g CPUs" % self.quota if reason == "quota" else reason
+                "quota %g CPU%s" % (self.quota, "" if self.quota == 1 else "s")
+                if reason == "quota" else reason
                 for reason in why)
         return text
 
