@@ -48,9 +48,8 @@ def rungs(usable):
 
 def kept(usable, which):
     """The rungs a preset keeps of the ladder of ``usable`` CPUs."""
-    ladder = rungs(usable)
     if which == ALL:
-        return ladder
+        return rungs(usable)
     if which == USABLE:
         return [usable]
     return sorted({usable, 2 * usable})
@@ -109,8 +108,8 @@ class StdlibDefault:
     chunk of 1, the version's start method)."""
     executor: str
 
-    def names(self, usable, items, most=None, cpus=None):
-        count = cpus if cpus is not None else usable
+    def names(self, count, most=None):
+        """Its name on a machine whose Python counts ``count`` CPUs."""
         if self.executor == "ThreadPoolExecutor":
             return ["threads-%d-default" % min(32, count + 4)]
         if most:
@@ -174,18 +173,19 @@ def resolve(entries, args, items, most=None):
     name whose work an earlier one does (``threads-6`` and
     ``threads-6-default``) is left out: the first stands."""
     usable = sized_for(args)
-    given = getattr(args, "cpus", None)
-    names = []
+    counted = getattr(args, "cpus", None) or stdlib_cpus(machine(args))
+    names, done = [], set()
     for entry in entries:
         if isinstance(entry, StdlibDefault):
-            found = entry.names(usable, items, most,
-                                cpus=given if given else stdlib_cpus(machine(args)))
+            found = entry.names(counted, most)
         elif isinstance(entry, Ladder):
             found = entry.names(usable, items, most)
         else:
             found = [entry]
-        names.extend(name for name in found if same_work(name) not in
-                     {same_work(known) for known in names})
+        for name in found:
+            if same_work(name) not in done:
+                done.add(same_work(name))
+                names.append(name)
     return names
 
 

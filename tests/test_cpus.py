@@ -232,12 +232,12 @@ def test_the_standard_librarys_defaults_as_each_python_computes_them(
     3.13; neither reads the quota; --cpus replaces both."""
     machine = cpus.Cpus(cpu_count, affinity, quota=1.0)
     count = ladder.stdlib_cpus(machine, version)
-    assert ladder.THREAD_POOL_DEFAULT.names(1, 100, cpus=count) == [threads]
+    assert ladder.THREAD_POOL_DEFAULT.names(count) == [threads]
     assert ladder.default_start_method((3, 14), "linux") == "forkserver"
     assert ladder.default_start_method((3, 13), "linux") == "fork"
     assert ladder.default_start_method((3, 13), "darwin") == "spawn"
     monkeypatch.setattr(ladder, "default_start_method", lambda *given: "fork")
-    assert ladder.PROCESS_POOL_DEFAULT.names(1, 100, cpus=count) == [processes]
+    assert ladder.PROCESS_POOL_DEFAULT.names(count) == [processes]
     args = parser().parse_args(["--cpus", "16"])
     assert "encode/threads-20-default" in [
         b.name for b in build_matrix(parser().parse_args(
