@@ -91,6 +91,7 @@ DB_SERVER_VERSION = _key("db_server_version", str, BENCH, "db", "db: the server'
 DB_TLS = _key("db_tls", str, BENCH, "db", "db: `require` or `disable`")
 DB_DRIVER_SYNC = _key("db_driver_sync", str, BENCH, "db", "db: the sync models' driver")
 DB_DRIVER_ASYNC = _key("db_driver_async", str, BENCH, "db", "db: the async models' driver")
+CEILING = _key("machine_ceiling", str, BENCH, "ceiling", "the machine's ceiling (concbench.run.ceiling): `processes` or `threads`, the pool in which N copies of one fixed piece of work ran at once; no model's row, in no race")
 
 # -- the benchmark: its model (concbench.models.base and the models) --------------
 MODEL = _key("model", str, BENCH, "model", "the model's name", required=True)

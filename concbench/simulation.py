@@ -36,9 +36,13 @@ from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
 from concbench.schema import IN_WORKER, beside_of
 from concbench.scoring import lower_ends_hold, right_answer, step_right
+from concbench import schema as K
+from concbench.analysis.scaling import fit_series
+from concbench.ladder import rungs as ladder_rungs
 from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
-                                 SPREADS, VALUE_S, WORLDS, Noise, count_race_of, options, parsed,
-                                 run_round, settle_all, world)
+                                 SPREADS, VALUE_S, WIDE_BUDGET_S, WORLDS, Noise,
+                                 count_race_of, curve_facts, options, parsed, run_round,
+                                 settle_all, world)
 
 
 def sizes(rows, questions, remaining):
@@ -139,9 +143,53 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
                    if count_race else None)
     every = not any(not q.answered for q in all_questions(groups, controls, precision))
     raced = [one.answered and (count is None or count.answered) for one, count in races.values()]
+    curves = curves_read(groups["w"], truths)
+    if curves is not None:
+        count_right = curves["count right"]
     return (rows["w/null"].verdict, rows["w/near"].verdict,
             right_answer(race, rows["w/" + fastest]), held, matrix, every, count_right,
-            sum(raced) / len(raced), step_right(groups["w"]), number)
+            sum(raced) / len(raced), step_right(groups["w"]), number, curves)
+
+
+def curves_read(members, truths):
+    """What a world of many CPUs (``synthetic.curve_truths``) reads of its
+    curves, None in the others: whether each family's best count is
+    answered and right, and whether each fit's intervals hold the true
+    serial fraction and peak, the linear family's saying there is no peak
+    within the rungs run."""
+    if not truths.startswith(("cpus-", "wide-")):
+        return None
+    cpus = int(truths.partition("-")[2])
+    reference = next(row for row in members if row.model == "sequential")
+    found = {"count answered": 0.0, "count right": True}
+    if truths.startswith("wide-"):
+        found.update({"sigma held": True, "peak held": True, "no peak said": True,
+                      "fitted": True})
+    facts = curve_facts(cpus)
+    for family, (sigma, peak) in facts.items():
+        series = [row for row in members if row.meta.get(K.SCALING) == family]
+        race = Race(series)
+        found["count answered"] += race.answered / len(facts)
+        found["count right"] &= right_answer(race, max(series, key=lambda r: r.truth))
+        if "fitted" not in found:
+            continue
+        fit = fit_series(series, cpus, reference)
+        if fit is None or fit.sigma_low is None:
+            found["fitted"] = False
+            continue
+        found["sigma held"] &= fit.sigma_low - 1e-9 <= sigma <= fit.sigma_high + 1e-9
+        if sigma == 1.0:
+            continue    # no speedup to peak (the report names the GIL instead)
+        if peak is not None:
+            found["peak held"] &= fit.peak_low is not None and fit.peak_low <= peak and (
+                fit.peak_high is None or peak <= fit.peak_high)
+        else:
+            # Wrong: a peak placed within the rungs fitted. Said: none within
+            # the rungs run on the CPUs, the peak's interval lying beyond.
+            top = max(count for count in ladder_rungs(cpus) if count <= cpus)
+            found["peak held"] &= not fit.peak_within()
+            found["no peak said"] &= fit.peak_low is not None and fit.peak_low > top
+    return found
 
 
 def cell_runs(kind, sd, seed, budget=BUDGET_S, truths="default", part=0):
@@ -180,11 +228,30 @@ class Rates:
         # Every round the run read its questions after: the matrix's and
         # those side by side of their own between them.
         self.reads = sorted(run[9] for run in runs)[len(runs) // 2]
+        # A world of many CPUs (``curves_read``): its best counts answered
+        # (a share of its families), its fits' intervals missing the true
+        # serial fraction or peak, and the linear curve said to have no peak
+        # within the rungs run.
+        curves = [run[10] for run in runs if run[10] is not None]
+        mean = lambda key, test=bool: (sum(test(c[key]) for c in curves) / len(curves)
+                                       if curves and key in curves[0] else None)
+        self.counted = mean("count answered", float)
+        self.sigma = mean("sigma held", lambda held: not held)
+        self.peak = mean("peak held", lambda held: not held)
+        self.no_peak = mean("no peak said")
 
     def errors(self):
-        return {"1.00x faster/slower": self.null, "1.08x same": self.near,
-                "fastest wrong": self.wrong, "best count wrong": self.count,
-                "more workers wrong": self.step, "a lower end wrong": self.lower}
+        found = {"1.00x faster/slower": self.null, "1.08x same": self.near,
+                 "fastest wrong": self.wrong, "best count wrong": self.count,
+                 "more workers wrong": self.step, "a lower end wrong": self.lower}
+        if self.sigma is not None:
+            found.update({"serial fraction missed": self.sigma, "peak missed": self.peak})
+        return found
+
+    def curves(self):
+        """The figures of a world of many CPUs only, by column."""
+        found = {"best counts answered": self.counted, "no peak said (linear)": self.no_peak}
+        return {name: value for name, value in found.items() if value is not None}
 
 
 def error_rates(trials, seed, noises=NOISES, spreads=SPREADS, budget=BUDGET_S,
@@ -214,15 +281,47 @@ def cells(trials, seed, processes=1, worlds=WORLDS, budget=BUDGET_S):
     """Every cell of the table: [{world, noise, sd, and its figures}]."""
     found = []
     for truths in worlds:
+        spend = world_budget(truths, budget)
         for (kind, sd), rates in error_rates(trials, seed, processes=processes,
-                                             truths=truths, budget=budget).items():
+                                             truths=truths, budget=spend).items():
             found.append(dict({"world": truths, "noise": kind, "sd": sd}, **rates.errors(),
                               **{"all answered": rates.answered, "races answered": rates.raced,
-                                 "median rounds": rates.rounds}))
+                                 "median rounds": rates.rounds}, **rates.curves()))
     return found
 
 
+def world_budget(truths, budget):
+    """A world's budget: the wide preset's in the wide worlds of many CPUs,
+    whose every rung it runs, where ``budget`` is the default's."""
+    return WIDE_BUDGET_S if truths.startswith("wide-") and budget == BUDGET_S else budget
+
+
+CURVE_COLUMNS = ("fastest wrong", "best count wrong", "best counts answered",
+                 "serial fraction missed", "peak missed", "no peak said (linear)")
+
+
 def report(found, trials, seed, budget, out=sys.stdout):
+    curves = [cell for cell in found if "best counts answered" in cell]
+    found = [cell for cell in found if "best counts answered" not in cell]
+    if found:
+        table(found, trials, seed, budget, out)
+    if curves:
+        curve_table(curves, trials, seed, budget, out)
+
+
+def curve_table(found, trials, seed, budget, out=sys.stdout):
+    """The worlds of many CPUs: their races, and their fits' intervals."""
+    print("Simulated machines of many CPUs, %d runs per cell, within %g s (the wide "
+          "worlds: %g s), seed %d:" % (trials, budget, WIDE_BUDGET_S, seed), file=out)
+    print("  world    noise           sd     " + "  ".join(CURVE_COLUMNS), file=out)
+    for cell in found:
+        figures = ["%*s" % (len(name), "-" if cell.get(name) is None else
+                            "%.1f%%" % (100 * cell[name])) for name in CURVE_COLUMNS]
+        print("  %-7s  %-14s  %-5g  %s" % (cell["world"], cell["noise"], cell["sd"],
+                                           "  ".join(figures)), file=out)
+
+
+def table(found, trials, seed, budget, out=sys.stdout):
     print("Simulated runs, %d per cell, each driven by bench.py's own rows, questions "
           "and allocation within %g s (seed %d):" % (trials, budget, seed), file=out)
     print("  world     noise           sd     " + "  ".join(COLUMNS), file=out)

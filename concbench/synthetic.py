@@ -76,7 +76,68 @@ WORLDS = {
             "best", None),
     "precise": (TRUTHS, FASTEST, 5.0),
 }
+
+
+def usl(count, sigma, kappa):
+    """The Universal Scalability Law's speedup at ``count`` workers."""
+    return count / (1 + sigma * (count - 1) + kappa * count * (count - 1))
+
+
+# Machines of many CPUs, whose worker-count series follow known curves:
+# (family, the one-worker rung's speedup against sequential, serial
+# fraction, kappa). ``linear`` rises to the top (a process pool of
+# shared-nothing work), ``peak`` peaks at 12 workers (sigma 0.02, kappa
+# 0.98 / 144: contention on a shared resource), ``flat`` stays at one
+# (threads on the GIL). Beyond the CPUs (2U, the ladder's last rung)
+# workers share cores: the speedup at U, less OVERSUBSCRIBED's share (a
+# fresh pool starts twice the workers; threads on the GIL switch more).
+CURVES = (("linear", 0.97, 0.0, 0.0), ("peak", 0.97, 0.02, 0.98 / 144),
+          ("flat", 0.95, 1.0, 0.0))
+OVERSUBSCRIBED = {"linear": 0.90, "peak": 0.90, "flat": 0.95}
+
+
+def curve_truths(cpus, kept):
+    """The rows of a machine of ``cpus`` usable CPUs: the reference, its
+    control and the rows of no difference, 1.08x and 0.80x, then every
+    family of CURVES on the ladder's rungs that the preset ``kept``
+    (``concbench.ladder.kept``: the default preset's U and 2U, the wide
+    preset's every rung)."""
+    from concbench.ladder import kept as kept_rungs
+
+    rows = list(TRUTHS[:5])
+    for family, one, sigma, kappa in CURVES:
+        for count in kept_rungs(cpus, kept):
+            speedup = one * usl(min(count, cpus), sigma, kappa)
+            rows.append(("%s-%d" % (family, count),
+                         speedup * (OVERSUBSCRIBED[family] if count > cpus else 1.0)))
+    return tuple(rows)
+
+
+def curve_facts(cpus):
+    """{family: (true serial fraction, true peak or None)} of CURVES."""
+    return {family: (sigma, math.sqrt((1 - sigma) / kappa) if kappa else None)
+            for family, _, sigma, kappa in CURVES}
+
+
+def _curve_worlds():
+    """``cpus-16`` and ``cpus-64``: the default preset's rungs (U, 2U); and
+    ``wide-16``, ``wide-64``: every rung, as the wide preset runs them, in
+    its budget (WIDE_BUDGET_S), for the fits."""
+    from concbench.ladder import ALL, DEFAULT
+
+    for cpus in (16, 64):
+        for name, kept in (("cpus", DEFAULT), ("wide", ALL)):
+            rows = curve_truths(cpus, kept)
+            WORLDS["%s-%d" % (name, cpus)] = (rows, max(rows, key=lambda row: row[1])[0],
+                                              None)
+
+
+_curve_worlds()
+
 BUDGET_S = 400.0
+# The wide preset's budget in the same measure: 1,200 s against the
+# default's 510, as 400 stands for 510.
+WIDE_BUDGET_S = 940.0
 # Rounds a simulated run stops at, whatever is left of its budget.
 MOST_ROUNDS = 20
 OVERHEAD_S, PAIR_S, VALUE_S = 1.0, 0.5, 0.1

@@ -630,3 +630,14 @@ def test_a_step_answers_from_the_races_runs_side_by_side(monkeypatch):
     monkeypatch.setattr(steps, "side_by_side", lambda members: False)
     through = answered_share()
     assert side >= 0.5 and through <= 0.3, (side, through)
+
+
+def test_a_half_width_past_a_floats_range_is_no_interval_yet():
+    """A level split over the 29 rows of a simulated 64-CPU machine, read
+    at round 3, gives a half-width whose exp overflows: that is no
+    interval yet, not an error."""
+    from concbench.analysis.stats import sequence_ratio
+
+    found = sequence_ratio(3, 0.1, 100.0, alpha=1e-6)
+    assert found.low is None and found.high is None
+    assert found.point == pytest.approx(math.exp(0.1))

@@ -28,7 +28,8 @@ def in_worker(pairing, timed_runs):
             batches = [float(x) for x in meta[K.PAIRED_REFERENCE_S].split()]
         except (KeyError, ValueError, AttributeError):
             continue
-        if len(batches) != len(run.values) or min(batches + list(run.values)) <= 0:
+        if len(batches) != len(run.values) or not all(
+                0 < x < math.inf for x in batches + list(run.values)):
             continue
         number = meta.get(K.ROUND, position)
         partner[number] = statistics.median(batches)

@@ -11,6 +11,7 @@ import os
 import statistics
 
 from concbench import cpus
+from concbench.analysis.ceiling import is_ceiling
 from concbench import schema as K
 from concbench.analysis.anytime import ALPHA
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
@@ -269,7 +270,8 @@ def build_rows(suite, controls=None):
     order. The A/A controls' rows, computed alike, go to ``controls`` (a
     dict, by workload) when one is given, and are left out otherwise."""
     usual = usual_gil(suite)
-    rows = [Row(bench) for bench in suite.get_benchmarks()]
+    rows = [Row(bench) for bench in suite.get_benchmarks()
+            if not is_ceiling(bench.get_metadata())]
     for position, row in enumerate(rows):
         row.position = position
     groups = {}

@@ -54,12 +54,18 @@ class Ratio:
                                                self.above, self.rounds)
 
 
+# The largest log ratio an interval's end may have (exp overflows at 709.8).
+UNBOUNDED_LOG = 700.0
+
+
 def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
     """The Ratio of ``rounds`` per-round log ratios of mean ``mean`` and
     standard deviation ``log_sd``, with the confidence sequence's interval
     at level 1 - ``alpha`` (none while it is unbounded)."""
     half = anytime.half_width(rounds, log_sd, alpha) if rounds >= 2 else math.inf
-    low, high = ((None, None) if math.isinf(half)
+    # A half-width past exp's range (a level split over many rows, read at
+    # round 3) bounds nothing a float can hold: no interval yet.
+    low, high = ((None, None) if half > UNBOUNDED_LOG or abs(mean) > UNBOUNDED_LOG
                  else (math.exp(mean - half), math.exp(mean + half)))
     return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 

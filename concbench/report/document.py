@@ -8,17 +8,19 @@ read from them.
 
 import os
 
+from concbench.analysis import ceiling
 from concbench import schema as K
 
 from .columns import COLUMNS, row_record, sort_rows
 from .compare import best_per_file, records
 from concbench.analysis.controls import control_state, untrusted
 from concbench.analysis.latencies import curve, sweep_lines
+from concbench.analysis.questions import scaling_groups
 from concbench.analysis.rows import MODEL_FACTS, build_rows
 
 from .environment import header_lines, workload_params
 from .load import ReportError
-from .verdicts import agreement, takeaways
+from .verdicts import agreement, fits_of, takeaways
 
 
 class Analysis:
@@ -40,10 +42,14 @@ class Analysis:
 def single(analysis, workloads=None, sort="name", p99_bound=None):
     """The document of one file."""
     groups = analysis.selected(workloads)
+    if not groups and not workloads:
+        raise ReportError("%s: no model's benchmark, only the machine's ceiling"
+                          % analysis.path)
     if not groups:
         raise ReportError("%s: no benchmark of workload %s"
                           % (analysis.path, ",".join(workloads)))
     controls = analysis.controls
+    machine = machine_ceiling(analysis.suite)
     usable = [name for name in groups
               if control_state(controls.get(name)) not in ("missing", "unusable")]
     return {"file": analysis.path,
@@ -52,13 +58,29 @@ def single(analysis, workloads=None, sort="name", p99_bound=None):
             # False when a control came out faster or slower; None without one.
             "trusted": (not untrusted({n: controls[n] for n in usable})
                         if usable else None),
-            "workloads": {name: workload_entry(rows, sort, controls.get(name))
+            "workloads": {name: workload_entry(rows, sort, controls.get(name), machine)
                           for name, rows in groups.items()},
             "sweeps": sweep_lines(groups, p99_bound)}
 
 
-def workload_entry(rows, sort, control=None):
+def machine_ceiling(suite):
+    """{family: [each rung's record]} of the machine's ceiling
+    (``concbench.analysis.ceiling``), which the scaling charts of CPU
+    workloads draw."""
+    return {family: [rung.record() for rung in rungs]
+            for family, rungs in ceiling.rungs_of(suite).items()}
+
+
+def curve_records(rows):
+    """Each series' fit of Amdahl's law and the USL (``analysis.scaling``)."""
+    return [dict(fit.record(), family=counted, series=label)
+            for counted, members in scaling_groups([r for r in rows if r.ours]).items()
+            for label, _, fit in fits_of(members)]
+
+
+def workload_entry(rows, sort, control=None, ceiling_records=None):
     reference = next((r for r in rows if r.ours and r.is_reference()), None)
+    curves = curve_records(rows)
     return {"params": workload_params(rows),
             "reference": reference.model if reference else None,
             "control": control_record(control),
@@ -67,7 +89,12 @@ def workload_entry(rows, sort, control=None):
                           workers=r.workers() if r.ours and r.series() else None,
                           latency_curve=curve(r))
                      for r in sort_rows(rows, sort)],
-            "takeaways": takeaways(rows, control)}
+            "takeaways": takeaways(rows, control),
+            # Only where there are some: files without them read as before.
+            **({"curves": curves} if curves else {}),
+            # The machine's ceiling, on the charts of CPU workloads.
+            **({"ceiling": ceiling_records} if ceiling_records and rows[0].meta.get(
+                K.WORKLOAD_KIND) == "cpu" else {})}
 
 
 def control_record(row):

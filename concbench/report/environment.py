@@ -4,11 +4,14 @@ noise floor, the GIL state of its runs."""
 import statistics
 
 from concbench import cpus
+from concbench.analysis import ceiling
 from concbench import schema as K
 from concbench.analysis.controls import control_lines
 from concbench.analysis.runs import gil_runs, usual_gil
 from concbench.analysis.stats import imprecise, quantile
 from concbench.units import count, format_time
+
+from .verdicts import no_fit_line
 
 
 def noise_floor(suite):
@@ -69,6 +72,14 @@ def cpu_line(meta):
     return line
 
 
+def ceiling_lines(suite):
+    """The machine's own speedup at each rung it ran (``concbench.analysis.ceiling``),
+    one line a family."""
+    return ["ceiling: %s (the machine's own: N copies of one fixed loop at once, "
+            "against one)" % ceiling.describe(family, rungs)
+            for family, rungs in ceiling.rungs_of(suite).items()]
+
+
 def header_lines(files):
     """``files``: (path, suite, rows by workload, control rows by workload)
     of each file."""
@@ -98,6 +109,7 @@ def header_lines(files):
         for label, value in details:
             if value:
                 lines.append("  %s: %s" % (label, value))
+        lines.extend("  " + line for line in ceiling_lines(suite))
         noise = noise_floor(suite)
         if noise:
             lines.append("  noise: machine speed varied %.0f%% across rounds and "
@@ -109,6 +121,7 @@ def header_lines(files):
         lines.extend("  " + line for line in decided_lines(groups, meta))
         lines.extend("  " + line for line in question_lines(groups, controls, meta, suite))
         lines.extend("  " + line for line in control_lines(groups, controls))
+        lines.extend("  " + line for line in no_fit_line(groups))
         state = gil_state(suite)
         if state:
             lines.append("  GIL: " + state)

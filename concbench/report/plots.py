@@ -202,6 +202,8 @@ def scaling_figure(plt, name, entry):
               if len(v) >= 2}
     if not series:
         return None
+    machine = {family: rungs for family, rungs in entry.get("ceiling", {}).items()
+               if len(rungs) >= 2}
     import matplotlib.ticker
 
     fig, axis = plt.subplots(figsize=(7.5, 4.5))
@@ -213,6 +215,13 @@ def scaling_figure(plt, name, entry):
         line, = axis.plot(workers, points, marker="o", label=name_of)
         for count, low, high in zip(workers, lows, highs):
             axis.plot([count, count], [low, high], color=line.get_color(), marker="_")
+    for curve in entry.get("curves", []):
+        draw_fit(axis, curve)
+    for family, rungs in machine.items():
+        # What the machine itself gives at each count: read every curve against it.
+        axis.plot([r["workers"] for r in rungs], [r["speedup"] for r in rungs],
+                  color="black", linestyle=":", marker="s", markersize=4,
+                  label="machine ceiling (%s at once)" % family)
     axis.axhline(1, color="gray", linestyle="--", label=entry["reference"] or "reference")
     axis.set_xscale("log", base=2)
     _ratio_axis(axis, "y")
@@ -225,6 +234,30 @@ def scaling_figure(plt, name, entry):
     axis.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def draw_fit(axis, curve):
+    """A series' USL fit: solid over the rungs fitted, dotted beyond them,
+    where it is a prediction."""
+    if curve["serial_fraction"] is None or curve["kappa"] is None:
+        return
+    top = max(curve["rungs"])
+    name = ", ".join(part for part in (curve["family"], curve["series"]) if part)
+
+    def grows(count):
+        return 1 + curve["serial_fraction"] * (count - 1) + curve["kappa"] * count * (count - 1)
+
+    def speedup(count):
+        return curve["baseline_speedup"] * count / grows(count)
+
+    # Where the denominator reaches 0 (a serial fraction below 0, better
+    # than linear), the law has no value: the line stops before it.
+    inside = [n for n in (1 + (top - 1) * step / 40 for step in range(41)) if grows(n) > 0]
+    beyond = [n for n in (top * 2 ** (step / 20) for step in range(21)) if grows(n) > 0.05]
+    line, = axis.plot(inside, [speedup(n) for n in inside], linewidth=0.8, alpha=0.6,
+                      label="%s: USL fit on 1-%d" % (name, top))
+    axis.plot(beyond, [speedup(n) for n in beyond], linewidth=0.8, alpha=0.6,
+              linestyle=":", color=line.get_color(), label="%s: predicted past %d" % (name, top))
 
 
 def comparison_figure(plt, document, workload):

@@ -16,6 +16,8 @@ import statistics
 from concbench import schema as K
 from concbench.analysis.anytime import first_bounded
 from concbench.analysis.questions import scaling_groups, series_of
+from concbench.analysis.rows import ideal_cpus
+from concbench.analysis.scaling import LEAST_RUNGS, SIGMA_BOX, family_fits, on_gil
 from concbench.analysis.steps import helping
 from concbench.analysis.race import SAME, SLOWER, WITHIN, Race
 from concbench.units import count, format_time as fmt_time
@@ -123,6 +125,7 @@ def takeaways(rows, control=None):
     lines.append(winner_line("fastest", race, lambda r: r.model, details))
     for counted, members in scaling_groups(ours).items():
         lines.extend(scaling_takeaways(counted, members))
+        lines.extend(shape_lines(counted, members))
     bad = [r for r in ours if "failures" in r.flags or "check" in r.flags]
     if bad:
         lines.append("failures or failed checks: " + ", ".join(
@@ -241,6 +244,88 @@ def scaling_takeaways(counted, members):
                 counted, current.workers(), where, current.workers(),
                 following.workers(), describe_saving(ratio)))
     return lines
+
+
+def shape_lines(counted, members):
+    """Each series' fit of Amdahl's law and the USL (``analysis.scaling``);
+    the header says where a file has none (``no_fit_line``)."""
+    return [shape_line(counted, label, series, fit)
+            for label, series, fit in fits_of(members)]
+
+
+def fits_of(members):
+    """[(series label, rows, Fit)] of one family's rows, on the CPUs the
+    run could use."""
+    if not cpu_bound(members):
+        return []
+    reference = next((r.reference for r in members if r.reference is not None), None)
+    return family_fits(members, ideal_cpus(members[0].meta), reference)
+
+
+def cpu_bound(members):
+    """Whether the family's curve is one of cores: a CPU workload's (an IO
+    workload's counts follow its concurrency)."""
+    return members[0].meta.get(K.WORKLOAD_KIND) == "cpu"
+
+
+def no_fit_line(groups):
+    """One line where no series of the file has a fit, and it has series:
+    why (a fit needs LEAST_RUNGS worker counts on the usable CPUs)."""
+    families = [(counted, members) for rows in groups.values()
+                for counted, members in scaling_groups([r for r in rows if r.ours]).items()
+                if cpu_bound(members)]
+    if not families or any(fits_of(members) for _, members in families):
+        return []
+    cpus = ideal_cpus(families[0][1][0].meta)
+    return ["curves: no fit of Amdahl's law or the USL: no series has %d worker counts "
+            "with a speedup at or below the %s (1, or the reference, counted)"
+            % (LEAST_RUNGS, count(cpus, "usable CPUs"))]
+
+
+def shape_line(counted, label, series, fit):
+    """"processes (chunk 125): serial fraction 0.04 [0.02-0.07], peak
+    predicted past 64 (USL on 1-64 ...)"."""
+    name = "%s (%s)" % (counted, label) if label else counted
+    where = "%d-%d" % (min(fit.counts), fit.top)
+    if not fit.consistent:
+        return ("%s: its curve follows neither Amdahl's law nor the USL (of serial "
+                "fraction %g to %g) through its rungs' 95%% intervals on %s"
+                % ((name,) + SIGMA_BOX + (where,)))
+    text = "%s: serial fraction %s" % (name, fraction(fit.sigma))
+    if fit.sigma_low is not None:
+        text += " [%s%s%s]" % (fraction(fit.sigma_low), " to " if fit.sigma_low < 0 else "-",
+                               fraction(fit.sigma_high))
+    if on_gil(series):
+        return text + " (the GIL), fitted on %s" % where
+    span = ""
+    if fit.peak_low is not None:
+        span = " [%.0f-%s]" % (fit.peak_low, "%.0f" % fit.peak_high
+                               if fit.peak_high is not None else "beyond")
+    if fit.sigma_low is None:
+        text += (", no peak (no interval yet)" if fit.peak is None else
+                 ", peak %s %.0f (no interval yet)" % (
+                     "predicted at" if fit.peak > fit.top else "at", fit.peak))
+    elif fit.peak_low is not None and fit.peak_low > fit.top:
+        text += ", no peak within %s" % where
+        text += (", peak predicted past %d%s" % (fit.top, span) if fit.peak is not None
+                 else " (its interval: %s)" % span.strip(" []"))
+    elif fit.peak is None or fit.peak > fit.top:
+        text += ", peak predicted past %d%s" % (fit.top, span)
+    else:
+        text += ", peak at %.0f%s" % (fit.peak, span)
+    amdahl = (fraction(fit.amdahl) if fit.amdahl_fits else
+               "none passes through the rungs' intervals")
+    return text + " (USL on %s against %s; Amdahl's law: %s)" % (where, fit.baseline, amdahl)
+
+
+def fraction(value):
+    """A serial fraction to two places, without a sign for zero; beyond
+    the range the fit searches, which side."""
+    if value < SIGMA_BOX[0]:
+        return "below %g" % SIGMA_BOX[0]
+    if value > SIGMA_BOX[1]:
+        return "above %g" % SIGMA_BOX[1]
+    return "%.2f" % (0.0 if abs(value) < 0.005 else value)
 
 
 def describe_saving(ratio):

@@ -16,7 +16,7 @@ import pyperf
 
 from concbench import cpus, ladder
 from concbench.plugins import PluginError, add_workload_module
-from concbench.run import interventions, inputs, progress
+from concbench.run import ceiling, interventions, inputs, progress
 from concbench.run.checks import open_results, preflight, provide_services
 from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                    stop_descendants)
@@ -157,6 +157,8 @@ def run_bench(program_args, opened):
         for bench in matrix:
             print(bench.name)
         print("# " + ladder.describe(args), file=sys.stderr)
+        if any(bench.workload.name == ceiling.LABEL for bench in matrix):
+            print("# " + ceiling.LIST_NOTE, file=sys.stderr)
         for line in left_out:
             print("# " + line, file=sys.stderr)
         return

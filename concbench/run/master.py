@@ -12,6 +12,7 @@ after the preset's rounds hands the rest of the budget to
 import statistics
 import time
 
+from concbench.run import ceiling
 from concbench.schema import beside_of
 from concbench.run import calibration, costs
 from concbench.run.added_rounds import add_rounds
@@ -115,6 +116,8 @@ class Master:
             seen = self.pairs_s.get(bench.workload.name)
             values = calibration.first_values(
                 values, statistics.median(seen) if seen else None)
+        if bench.workload.name == ceiling.LABEL and not self.args.fixed_values:
+            values = ceiling.VALUES
         sized = self.allocation.sizes.get(bench.name)
         if sized is not None:
             values, warmups = sized.values, sized.warmups

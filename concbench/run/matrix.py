@@ -9,6 +9,7 @@ benchmark a worker runs.
 import fnmatch
 
 from concbench import ladder, models, workloads
+from concbench.run import ceiling
 from concbench.plugins import PluginError
 from concbench.run.cell import Bench
 from concbench.run.options import workload_options
@@ -106,6 +107,9 @@ def usable_workloads(asked, left_out):
         known = workloads.names()
     except PluginError as exc:
         raise MatrixError(str(exc)) from None
+    if ceiling.LABEL in known:
+        raise MatrixError("a workload is named %r, which the machine's ceiling's "
+                          "benchmarks take; rename it" % ceiling.LABEL)
     found = {}
     for name in known:
         try:
@@ -212,6 +216,9 @@ def build_matrix(args, left_out=None):
     reference = reference_model(args)
     asked = bool(getattr(args, "reference", None))
     selected = open_loop_only(args, selected, left_out)
+    if getattr(args, "ceiling", False) and getattr(args, "no_run_figures", False):
+        raise MatrixError("--ceiling records its pairs in the per-run figures, "
+                          "which --no-run-figures leaves out")
     for cls, (params, names) in selected:
         for param in cls.defaults():
             value = getattr(args, param, None)
@@ -254,6 +261,10 @@ def build_matrix(args, left_out=None):
                                         overhead,
                                         record=not getattr(args, "no_latency", False),
                                         reference=reference.name))
+    if ceiling.wanted(args, {cls.kind for cls, _ in selected}):
+        # The machine's own speedup at each rung, after every model's
+        # benchmark, so that their positions do not depend on it.
+        matrix.extend(ceiling.benches(args))
     matrix.extend(beside(matrix, args.side_by_side))
     for plugin in models.plugins().values():
         if plugin.broken():     # none of the run's models is of its family

@@ -23,7 +23,7 @@ SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_f
              "without",
              "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds", "side_by_side",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
-             "master_pid", "cpus", "usable_cpus")
+             "master_pid", "cpus", "usable_cpus", "ceiling", "no_ceiling")
 
 
 # Our options whose flag is not their name.
@@ -83,6 +83,15 @@ def add_options(parser):
     # The master's reading of the machine's CPUs (concbench.cpus.encode),
     # for the workers, whose affinity pinning may have narrowed.
     group.add_argument("--usable-cpus", help=argparse.SUPPRESS)
+    ceiling = group.add_mutually_exclusive_group()
+    ceiling.add_argument("--ceiling", action="store_true",
+                         help="measure the machine's own ceiling (N copies of one "
+                         "fixed piece of work at once, at each worker count of the "
+                         "ladder) even where --model narrows the selection or the "
+                         "preset does not (on by default in the default, wide and "
+                         "full presets)")
+    ceiling.add_argument("--no-ceiling", action="store_true",
+                         help="leave the machine's ceiling out")
     group.add_argument("--list", action="store_true",
                        help="print the benchmarks that would run, and exit")
     group.add_argument("--keep-earlier", action="store_true",

@@ -36,11 +36,11 @@ PRESETS = {
     "quick": {"runner": {"processes": 2, "values": 2, "warmups": 1},
               "round_values": 1, "max_time": 50},
     "default": {"runner": {"processes": 2, "values": 3, "warmups": 1},
-                "round_values": 1, "max_time": 510},
+                "round_values": 1, "max_time": 510, "ceiling": True},
     "wide": {"runner": {"processes": 2, "values": 3, "warmups": 1},
-             "round_values": 1, "max_time": 1200},
+             "round_values": 1, "max_time": 1200, "ceiling": True},
     "full": {"runner": {"processes": 5, "values": 3, "warmups": 1},
-             "round_values": 1, "max_time": 3 * 3600},
+             "round_values": 1, "max_time": 3 * 3600, "ceiling": True},
 }
 
 # --precision without --max-time, in a preset without a budget (a scenario).
