@@ -117,3 +117,64 @@ def test_a_comparison_page_draws_in_a_browser(browser, tmp_path):
     assert len(charts) >= 3, charts
     assert all(shown and width > 100 and height > 50
                for shown, width, height in charts), charts
+
+
+def sorted_by_click(browser, table, column):
+    """Whether a click on ``column``'s header sorts ``table`` by it."""
+    from selenium.webdriver.common.by import By
+
+    before = column_values(table, column)
+    table.find_elements(By.CSS_SELECTOR, "thead th")[column].click()
+    after = column_values(table, column)
+    known = [value for value in after if value is not None]
+    return sorted(before, key=lambda v: (v is None, v if v is not None else 0)) == after \
+        or known == sorted(known)
+
+
+def every_table_sorts(browser):
+    from selenium.webdriver.common.by import By
+
+    tables = browser.find_elements(By.CSS_SELECTOR, "table.sortable")
+    for table in tables:
+        assert sorted_by_click(browser, table, 1), table.get_attribute("outerHTML")[:200]
+    return len(tables)
+
+
+def downloaded(browser, index):
+    """The bytes the page's download link ``index`` gives, as a list."""
+    return browser.execute_async_script("""
+        var done = arguments[arguments.length - 1];
+        var link = document.querySelectorAll("a[data-raw]")[arguments[0]];
+        fetch(link.href).then(r => r.arrayBuffer()).then(b => done(Array.from(new Uint8Array(b))));
+    """, index)
+
+
+HOSTILE = ("<!-- <script>window.pwned = 1</script> </script><script>window.pwned = 2"
+           "</script> \u2028 & <b>")
+
+
+def test_every_table_sorts_and_a_hostile_file_runs_none_of_its_text(browser, tmp_path):
+    """Every table of a page of several workloads sorts on its own headers;
+    a file whose free text holds comment openers, script tags and line
+    separators runs none of it, and its download is the file's bytes."""
+    data = json.loads(open(SMALL).read())
+
+    def poison(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("hostname", "platform", "cpu_model_name", "workload_params"):
+                    node[key] = HOSTILE
+                else:
+                    poison(value)
+        elif isinstance(node, list):
+            for value in node:
+                poison(value)
+    poison(data)
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(data))
+    errors = open_page(browser, page_of(tmp_path, str(hostile)))
+    assert errors == [], errors
+    assert browser.execute_script("return window.pwned === undefined")
+    assert every_table_sorts(browser) >= 3
+    assert bytes(downloaded(browser, 0)) == hostile.read_bytes()
+    assert console_errors(browser) == []

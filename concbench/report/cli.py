@@ -5,13 +5,12 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 
-from . import plots, render_csv, render_html, render_text
+from . import files, plots, render_csv, render_html, render_text
 from .columns import CELLS, NARROW, cells
 from .compare import compare_to_table
 from .document import Analysis, comparison, label, single
-from .load import ReportError, expand, load, read_text, written_by_bench
+from .load import ReportError, expand, load, written_by_bench
 
 PROG = "report.py"
 RENDERERS = {"text": render_text.render, "markdown": render_text.render_markdown,
@@ -55,7 +54,9 @@ def argument_parser(prog=PROG):
     parser.add_argument("--plot", metavar="DIR",
                         help="write PNG charts per workload into DIR (needs matplotlib)")
     parser.add_argument("--html", metavar="FILE",
-                        help="write the report as one self-contained HTML page")
+                        help="write the report as one self-contained HTML page "
+                        "(-: to standard output); never over an input file, a link, "
+                        "a device or a folder")
     return parser
 
 
@@ -78,46 +79,27 @@ def milliseconds(text):
     return value / 1000.0
 
 
-def check_html_target(path):
-    """Refuse a page path that cannot be written, before anything is."""
-    if os.path.isdir(path):
-        raise ReportError("--html %s: is a directory" % path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ReportError("--html %s: no such directory %s" % (path, folder))
-    if not os.access(folder, os.W_OK) or (os.path.exists(path)
-                                          and not os.access(path, os.W_OK)):
-        raise ReportError("--html %s: not writable" % path)
-
-
-def write_page(path, text):
-    """Write through a temporary file, so that a failed write leaves any
-    earlier page as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
+def read_bytes(path):
     try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".report-", suffix=".html")
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
+        with open(path, "rb") as f:
+            return f.read()
     except OSError as exc:
-        raise ReportError("--html %s: %s" % (path, exc.strerror or exc))
+        raise ReportError("%s: %s" % (path, exc.strerror or exc))
 
 
-def write_plots(document, directory):
+def write_plots(document, directory, inputs):
+    """The document's charts as PNGs in ``directory``, each a file of ours
+    (``files``): [the paths written]."""
     plt = plots.pyplot()
     if plt is None:
         raise ReportError("--plot needs matplotlib: pip install -e '.[plot]' "
                           "(or pip install matplotlib)")
     written = []
-    try:
-        os.makedirs(directory, exist_ok=True)
-        for name, chart in plots.all_charts(plt, document):
-            path = os.path.join(directory, name + ".png")
-            plots.png(plt, chart, path)
-            written.append(path)
-    except OSError as exc:
-        raise ReportError("--plot %s: %s" % (directory, exc.strerror or exc))
+    for name, chart in plots.all_charts(plt, document):
+        path = os.path.join(directory, name + ".png")
+        with files.open_own(path, "--plot", inputs) as handle:
+            plots.png(plt, chart, handle)
+        written.append(path)
     return written
 
 
@@ -126,7 +108,9 @@ def main(argv=None, prog=PROG):
         args = parse_args(argv, prog)
         args.files = expand(args.files)
         if args.html:
-            check_html_target(args.html)
+            files.check_html_target(args.html, args.files)
+        if args.plot:
+            files.check_plot_folder(args.plot, args.files)
         suites = [load(path) for path in args.files]
         if args.html:
             for path, suite in zip(args.files, suites):
@@ -140,7 +124,7 @@ def main(argv=None, prog=PROG):
             document = single(analyses[0], args.workload, args.sort, args.p99_bound)
         else:
             document = comparison(analyses, args.workload)
-        page = (render_html.render(document, [(p, read_text(p)) for p in args.files])
+        page = (render_html.render(document, [(p, read_bytes(p)) for p in args.files])
                 if args.html else None)
         if args.compare_to_table:
             print(compare_to_table(args.files))
@@ -149,18 +133,25 @@ def main(argv=None, prog=PROG):
         else:
             print(RENDERERS[args.format](document))
         if page is not None:
-            write_page(args.html, page)
-            print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),
-                  file=sys.stderr)
+            files.write_page(args.html, page, args.files)
+            if args.html != "-":
+                print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),
+                      file=sys.stderr)
         if args.plot:
             plot_documents = [(args.plot, document)]
             if len(analyses) > 1:
                 # Each file's own charts too, in a folder of its name.
-                plot_documents += [(os.path.join(args.plot, label(a.path)),
+                plot_documents += [(os.path.join(args.plot, files.safe_name(label(a.path), (".png",))),
                                     single(a, args.workload, args.sort, args.p99_bound))
-                      for a in analyses]
+                                   for a in analyses]
+            try:
+                os.makedirs(args.plot, exist_ok=True)
+            except OSError as exc:
+                raise ReportError("--plot %s: %s" % (args.plot, exc.strerror or exc))
             for directory, doc in plot_documents:
-                for written in write_plots(doc, directory):
+                if directory != args.plot:
+                    files.make_folder(directory, "--plot")
+                for written in write_plots(doc, directory, args.files):
                     print("wrote %s" % written, file=sys.stderr)
     except ReportError as exc:
         print("%s: error: %s" % (prog, exc), file=sys.stderr)

@@ -13,6 +13,7 @@ from concbench.units import format_time
 
 from .columns import MIB
 from .document import is_comparison, label
+from .files import safe_name
 
 WIDE = 20       # a range wider than this many times gets a log axis
 FASTER, SLOWER, NEUTRAL = "#2a7d4f", "#b23a3a", "#7f7f7f"
@@ -29,6 +30,11 @@ def pyplot():
                                 "font.size": 10})
     import matplotlib.pyplot as plt
     return plt
+
+
+# The endings workload_charts gives a workload's name: a workload whose own
+# name ends so is given a digest (``files.safe_name``).
+CHART_ENDINGS = ("-scaling", "-latency")
 
 
 def workload_charts(plt, name, entry):
@@ -307,9 +313,9 @@ def comparison_figure(plt, document, workload):
 def all_charts(plt, document):
     """[(file name without extension, figure)] of a document."""
     if is_comparison(document):
-        return [("compare-%s" % workload, comparison_figure(plt, document, workload))
+        return [("compare-%s" % safe_name(workload), comparison_figure(plt, document, workload))
                 for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"])]
-    return [(name + suffix, figure)
+    return [(safe_name(name, CHART_ENDINGS) + suffix, figure)
             for name, entry in document["workloads"].items()
             for suffix, figure in workload_charts(plt, name, entry)]
 
@@ -324,6 +330,7 @@ def svg(plt, figure):
     return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
-def png(plt, figure, path):
-    figure.savefig(path, dpi=100)
+def png(plt, figure, handle):
+    """The figure as PNG into ``handle``, a file the report opened (``files.open_own``)."""
+    figure.savefig(handle, format="png", dpi=100)
     plt.close(figure)

@@ -3,8 +3,11 @@ file beside it. Tables sort on a click (their cells carry the raw values),
 charts are inline SVG, and the pyperf files the page was made from are
 embedded, each with a download link."""
 
+import base64
 import html
 import json
+import math
+import os
 
 from concbench import schema as K
 
@@ -27,24 +30,33 @@ dl.env dt{font-weight:600}dl.env dd{margin:0}.note{color:#8a5300}.takeaways li{m
 """
 
 SCRIPT = """
-document.querySelectorAll("table.sortable th").forEach(function (th, column) {
-  th.addEventListener("click", function () {
-    var body = th.closest("table").tBodies[0], up = th.dataset.order !== "up";
-    th.dataset.order = up ? "up" : "down";
-    var rows = Array.from(body.rows), key = function (row) {
-      var v = row.cells[column].dataset.value;
-      if (v === undefined || v === "null" || v === "") return null;
-      var n = Number(v); return isNaN(n) ? JSON.parse(v) : n; };
-    rows.sort(function (a, b) {
-      var x = key(a), y = key(b);
-      if (x === null) return y === null ? 0 : 1; if (y === null) return -1;
-      return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1); });
-    rows.forEach(function (row) { body.appendChild(row); });
+function sortKey(row, column) {
+  var found = row.cells[column], v = found && found.dataset.value;
+  if (v === undefined || v === "null" || v === "") return null;
+  var n = Number(v);
+  if (!isNaN(n)) return n;
+  try { v = JSON.parse(v); } catch (e) { return null; }
+  return typeof v === "number" || typeof v === "string" ? v : null;
+}
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("thead th").forEach(function (th, column) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0], up = th.dataset.order !== "up";
+      th.dataset.order = up ? "up" : "down";
+      var rows = Array.from(body.rows);
+      rows.sort(function (a, b) {
+        var x = sortKey(a, column), y = sortKey(b, column);
+        if (x === null) return y === null ? 0 : 1; if (y === null) return -1;
+        return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1); });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
   });
 });
 document.querySelectorAll("a[data-raw]").forEach(function (link) {
-  var text = document.getElementById(link.dataset.raw).textContent.split("<\\\\/").join("</");
-  link.href = URL.createObjectURL(new Blob([text], {type: "application/json"}));
+  var text = atob(document.getElementById(link.dataset.raw).textContent.trim());
+  var bytes = new Uint8Array(text.length);
+  for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  link.href = URL.createObjectURL(new Blob([bytes], {type: "application/octet-stream"}));
 });
 """
 
@@ -54,6 +66,8 @@ def esc(text):
 
 
 def cell(text, key, value, tag="td"):
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None    # sorts last, as a missing value does
     return '<%s data-key="%s" data-value="%s">%s</%s>' % (
         tag, esc(key), esc(json.dumps(value)), esc(text), tag)
 
@@ -141,15 +155,18 @@ def comparison_body(document, plt):
 
 
 def render(document, sources):
-    """``sources``: (path, text) of each pyperf file the document was made from."""
+    """``sources``: (path, bytes) of each pyperf file the document was made
+    from, embedded in base64 (which no file's text can break out of) and
+    downloaded as they are, a ``.json.gz`` as itself."""
     plt = plots.pyplot()
     comparison = is_comparison(document)
     title = "concurrency-bench: " + ", ".join(label(p) for p in (
         document["files"] if comparison else [document["file"]]))
-    raw = "".join('<script type="application/json" id="raw-%d">%s</script>'
-                  % (i, text.replace("</", "<\\/")) for i, (_, text) in enumerate(sources))
+    raw = "".join('<script type="application/octet-stream" id="raw-%d">%s</script>'
+                  % (i, base64.b64encode(data).decode("ascii"))
+                  for i, (_, data) in enumerate(sources))
     links = "".join('<a data-raw="raw-%d" download="%s" href="#">download %s</a>'
-                    % (i, esc(label(path) + ".json"), esc(label(path) + ".json"))
+                    % (i, esc(os.path.basename(path)), esc(os.path.basename(path)))
                     for i, (path, _) in enumerate(sources))
     missing = ("" if plt is not None else '<p class="note">No charts: they need '
                "matplotlib (pip install matplotlib).</p>")

@@ -1,0 +1,147 @@
+"""Where report.py writes (concbench.report.files): only inside the folder
+it was given, only files of its own, never over an input, a link, a device,
+a FIFO or a folder, and nothing left behind."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from concbench.report.files import safe_name
+from conftest import ROOT
+
+SMALL = ROOT / "tests" / "data" / "small.json"
+
+
+def report(args, cwd, umask=None):
+    return subprocess.run([sys.executable, str(ROOT / "report.py")] + [str(a) for a in args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300,
+                          preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+
+
+def renamed(tmp_path, names, name="evil.json"):
+    """small.json with its workloads renamed ({old: new}), everywhere a
+    workload's name is written."""
+    data = json.loads(SMALL.read_text())
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "workload" and value in names:
+                    node[key] = names[value]
+                elif key == "name" and isinstance(value, str) and "/" in value:
+                    workload, _, model = value.partition("/")
+                    if workload in names:
+                        node[key] = names[workload] + "/" + model
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def every_file(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_names_from_data_are_safe_and_never_meet():
+    assert safe_name("rotate") == "rotate"
+    for hostile in ("/tmp/x/owned", "../../victim/rotate-owned", "..", ".hidden", "", "a b",
+                    "x" * 300, "é"):
+        found = safe_name(hostile)
+        assert "/" not in found and not found.startswith(".") and found
+        assert len(found) <= 100
+    assert safe_name("a/b") != safe_name("a_b") == "a_b"
+    assert safe_name("x-scaling", ("-scaling",)) != "x-scaling"
+
+
+def test_a_workload_named_as_a_path_writes_nothing_outside_the_plot_folder(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "rotate-owned.png").write_bytes(b"keep")
+    outside = tmp_path / "x"
+    evil = renamed(tmp_path, {"rotate": str(outside / "owned"),
+                              "sleep": "../../victim/rotate-owned"})
+    work = tmp_path / "work"
+    (work / "out").mkdir(parents=True)
+    proc = report([evil, "--plot", "out/plots"], work)
+    assert proc.returncode == 0, proc.stderr
+    assert not outside.exists()
+    assert (victim / "rotate-owned.png").read_bytes() == b"keep"
+    assert every_file(work) == ["out"] + ["out/" + f for f in ["plots"] + [
+        "plots/" + name for name in every_file(work / "out" / "plots")]]
+    assert len(every_file(work / "out" / "plots")) >= 4
+
+
+def test_two_workloads_whose_safe_names_would_meet_get_two_files(tmp_path):
+    evil = renamed(tmp_path, {"rotate": "a/b", "sleep": "a_b"})
+    proc = report([evil, "--plot", tmp_path / "plots"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    charts = [name for name in every_file(tmp_path / "plots") if not name.endswith(
+        ("-scaling.png", "-latency.png"))]
+    assert "a_b.png" in charts and len([c for c in charts if c.startswith("a_b")]) == 2
+
+
+@pytest.mark.parametrize("kind", ["input", "fifo", "link", "folder"])
+def test_html_refuses_a_target_that_is_not_a_page_of_its_own(tmp_path, kind):
+    data = tmp_path / "in.json"
+    data.write_bytes(SMALL.read_bytes())
+    kept = tmp_path / "kept.txt"
+    kept.write_text("keep")
+    target = {"input": data, "fifo": tmp_path / "fifo", "link": tmp_path / "link",
+              "folder": tmp_path / "folder"}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "link":
+        target.symlink_to(kept)
+    elif kind == "folder":
+        target.mkdir()
+    before = os.lstat(target)
+    proc = report([data, "--html", target], tmp_path)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    after = os.lstat(target)
+    assert stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode)
+    assert data.read_bytes() == SMALL.read_bytes() and kept.read_text() == "keep"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report-")]
+
+
+def test_a_folder_path_with_a_trailing_slash_leaves_nothing_behind(tmp_path):
+    proc = report([SMALL, "--html", "missing/"], tmp_path)
+    assert proc.returncode == 2 and "names a directory" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_refuses_an_input_file_and_a_link_inside_its_folder(tmp_path):
+    data = tmp_path / "in.json"
+    data.write_bytes(SMALL.read_bytes())
+    proc = report([data, "--plot", data], tmp_path)
+    assert proc.returncode == 2 and "input files" in proc.stderr
+    assert data.read_bytes() == SMALL.read_bytes()
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    kept = tmp_path / "kept.txt"
+    kept.write_text("keep")
+    (plots / "rotate.png").symlink_to(kept)
+    proc = report([data, "--plot", plots], tmp_path)
+    assert proc.returncode == 2 and "symbolic link" in proc.stderr
+    assert kept.read_text() == "keep" and (plots / "rotate.png").is_symlink()
+
+
+def test_a_page_to_standard_output_and_with_the_umasks_mode(tmp_path):
+    proc = report([SMALL, "--html", "-", "--format", "csv"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "<!DOCTYPE html>" in proc.stdout or "<html" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+    proc = report([SMALL, "--html", "p.html"], tmp_path, umask=0o077)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_IMODE(os.stat(tmp_path / "p.html").st_mode) == 0o600
+    proc = report([SMALL, "--html", "q.html"], tmp_path, umask=0o022)
+    assert stat.S_IMODE(os.stat(tmp_path / "q.html").st_mode) == 0o644
