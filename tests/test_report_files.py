@@ -145,3 +145,30 @@ def test_a_page_to_standard_output_and_with_the_umasks_mode(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "p.html").st_mode) == 0o600
     proc = report([SMALL, "--html", "q.html"], tmp_path, umask=0o022)
     assert stat.S_IMODE(os.stat(tmp_path / "q.html").st_mode) == 0o644
+
+
+def test_names_reach_the_charts_as_literal_text(tmp_path):
+    """A model named like a formula, and a parameter of dollars, draw as
+    they are: no mathtext error, the page and the PNGs written."""
+    data = json.loads(SMALL.read_text())
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "model" and value == "threads-2":
+                    node[key] = "threads-2 $\\notacommand{x}$"
+                elif key == "workload_params":
+                    node[key] = "$5 and $6"
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(data)
+    path = tmp_path / "math.json"
+    path.write_text(json.dumps(data))
+    proc = report([path, "--html", "p.html", "--plot", "plots"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "$\\notacommand{x}$" in (tmp_path / "p.html").read_text()
+    assert list((tmp_path / "plots").glob("*.png"))

@@ -26,8 +26,11 @@ def pyplot():
     except ImportError:
         return None
     matplotlib.use("Agg")
+    # Names and parameters from a file reach the charts as literal text:
+    # "$x$" in a model's name is no formula (matplotlib's mathtext would
+    # typeset it, or fail on it).
     matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "concbench",
-                                "font.size": 10})
+                                "font.size": 10, "text.parse_math": False})
     import matplotlib.pyplot as plt
     return plt
 
