@@ -12,6 +12,23 @@ def format_time(seconds):
     return "%.3g us" % (seconds * 1e6)
 
 
+def format_value(value, unit="second"):
+    """A benchmark's value in its own unit (pyperf's ``unit`` metadata), as
+    ``pyperf show`` writes it: seconds as times, bytes as bytes, KiB or MiB
+    (``--track-memory``, ``--tracemalloc``), anything else as a number."""
+    if value is None:
+        return ""
+    if unit in (None, "second"):
+        return format_time(value)
+    if unit == "byte":
+        if value < 10 * 1024:
+            return "%.0f bytes" % value
+        if value > 10 * 1024 * 1024:
+            return "%.1f MiB" % (value / (1024.0 * 1024.0))
+        return "%.1f KiB" % (value / 1024.0)
+    return "%.6g" % value
+
+
 def fmt_ratio(point, low, high):
     """2.05x [1.90-2.21]; the point alone when there is no interval."""
     if point is None:

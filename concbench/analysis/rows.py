@@ -24,6 +24,8 @@ from .runs import across_runs, run_figures, usual_gil
 # What a model states of itself in the metadata (models.base.Model.metadata);
 # a file without them (from an older bench.py) gets no ideal time.
 MODEL_FACTS = (K.CONCURRENCY, K.PARALLELISM, K.INTERPRETERS, K.ITEM_SIDE)
+# pyperf's units of a benchmark's values.
+UNITS = ("second", "byte", "integer")
 
 
 class Row:
@@ -39,6 +41,9 @@ class Row:
         self.workload = self.meta.get(K.WORKLOAD, workload if model else "(other)")
         self.model = self.meta.get(K.MODEL, model or self.name)
         self.mean = bench.mean()
+        # What the values are: pyperf's unit (seconds unless a file says
+        # bytes, as --track-memory's do, or plain numbers).
+        self.unit = self.meta.get("unit") if self.meta.get("unit") in UNITS else "second"
         self.stdev = bench.stdev() if bench.get_nvalue() >= 2 else 0.0
         self.values = bench.get_values()
         self.items = self.meta.get(K.ITEMS_PER_BATCH)

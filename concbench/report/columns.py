@@ -4,7 +4,7 @@ value is written as text. Renderers write a row from the document alone."""
 
 from concbench import schema as K
 from concbench.analysis.stats import half_width
-from concbench.units import format_time as fmt_time
+from concbench.units import format_time as fmt_time, format_value
 
 from concbench.analysis.latencies import percentile
 from concbench.units import fmt_ratio
@@ -50,7 +50,10 @@ class Column:
 COLUMNS = [
     Column("benchmark", "benchmark", lambda r: r.name, lambda d: d["benchmark"]),
     Column("mean +- std dev", "mean_s", lambda r: r.mean,
-           lambda d: "%s +- %s" % (fmt_time(d["mean_s"]), fmt_time(d["stdev_s"]))),
+           lambda d: "%s +- %s" % (format_value(d["mean_s"], d.get("unit")),
+                                   format_value(d["stdev_s"], d.get("unit")))),
+    # pyperf's unit of the values (a --track-memory file's are bytes).
+    Column("", "unit", lambda r: r.unit),
     Column("std dev", "stdev_s", lambda r: r.stdev),
     Column("speedup [95% CI]", "speedup", lambda r: r.speedup,
            lambda d: fmt_ratio(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"])),

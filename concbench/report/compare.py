@@ -67,7 +67,8 @@ def records(paths, groups):
         for path, row in zip(paths, present):
             entry = {"file": path}
             if row is not None:
-                entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak)
+                entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak,
+                             unit=row.unit)
                 if ref is not None and row is not ref:
                     entry.update(file_change(row, ref))
             record["files"].append(entry)

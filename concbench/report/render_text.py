@@ -7,7 +7,7 @@ from concbench.units import WIDTH, fmt_ratio, wrapped
 from .columns import cells, fmt_mib, table
 from .compare import describe_change
 from .document import is_comparison, label
-from concbench.units import format_time as fmt_time
+from concbench.units import format_time as fmt_time, format_value
 
 
 def render(document, markdown=False, columns=None):
@@ -150,7 +150,8 @@ def comparison_entries(record):
 
         def cell(text, key):
             cells.append((text, "%d:%s" % (i, key), entry.get(key)))
-        cell("%s +- %s" % (fmt_time(entry["mean_s"]), fmt_time(entry["stdev_s"])), "mean_s")
+        cell("%s +- %s" % (format_value(entry["mean_s"], entry.get("unit")),
+                           format_value(entry["stdev_s"], entry.get("unit"))), "mean_s")
         if i:
             cell("not comparable: " + entry["not_comparable"]
                  if "not_comparable" in entry else
