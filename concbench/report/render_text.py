@@ -7,7 +7,7 @@ from concbench.units import WIDTH, fmt_ratio, wrapped
 from .columns import cells, fmt_mib, table
 from .compare import describe_change
 from .document import is_comparison, label
-from concbench.units import format_time as fmt_time, format_value
+from concbench.units import format_value
 
 
 def render(document, markdown=False, columns=None):
