@@ -189,3 +189,46 @@ def test_a_pyperf_memory_file_reads_in_its_own_unit(tmp_path, flag):
     assert proc.returncode == 0, proc.stderr
     assert expected and expected in proc.stdout
     assert " s +- " not in proc.stdout
+
+
+# Values of every type pyperf accepts in metadata, and the edges of each.
+ODD_VALUES = [0, -1, 1, 2 ** 62, 1e308, -0.0, float("nan"), float("inf"), -float("inf"),
+              5e-324, "", "two", "$x$", "<!--", True, False, 0.5]
+READ_KEYS = ["probe_s", "interpreters", "parallelism", "concurrency", "cpu_tree",
+             "cpu_count", "items_per_batch", "mem_tree_peak", "mem_tree_base", "round",
+             "cpus_usable", "failures", "items", "duration", "pair_gap_s", "chunk_size"]
+
+
+@pytest.mark.parametrize("key", READ_KEYS)
+def test_a_key_of_any_value_pyperf_accepts_reports_without_a_traceback(tmp_path, key):
+    """Each key the report reads, set to each odd value in every run: the
+    report ends with 0 or 2 in every format, never a traceback, and a value
+    out of range is named in one warning line."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from concbench.report.cli import main
+
+    source = json.loads(SMALL.read_text())
+    for number, value in enumerate(ODD_VALUES):
+        data = json.loads(json.dumps(source))
+
+        def walk(node):
+            if isinstance(node, dict):
+                for name in list(node):
+                    if name == key:
+                        node[name] = value
+                    else:
+                        walk(node[name])
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item)
+        walk(data)
+        path = tmp_path / ("%s-%d.json" % (key, number))
+        path.write_text(json.dumps(data))
+        for fmt in ("text", "json", "csv", "markdown"):
+            err = io.StringIO()
+            with redirect_stdout(io.StringIO()), redirect_stderr(err):
+                status = main([str(path), "--format", fmt])
+            assert status in (0, 2), (key, value, fmt, err.getvalue())
+            assert "Traceback" not in err.getvalue(), (key, value, fmt)

@@ -26,7 +26,9 @@ def scaling_groups(rows):
     what they count, in the order of the file."""
     groups = {}
     for r in rows:
-        if K.SCALING in r.meta:
+        # A point of a series knows its worker count (a file's value may
+        # have been left out as out of range: concbench.report.load).
+        if K.SCALING in r.meta and K.PARALLELISM in r.meta:
             groups.setdefault(r.meta[K.SCALING], []).append(r)
     return groups
 

@@ -153,7 +153,7 @@ class Row:
     def series(self):
         """The worker-count series this row is a point of ("threads",
         "processes, chunk 4"), None if none."""
-        if K.SCALING not in self.meta:
+        if K.SCALING not in self.meta or K.PARALLELISM not in self.meta:
             return None
         return ", ".join(part for part in (
             self.meta[K.SCALING], self.meta.get(K.SCALING_SERIES)) if part)

@@ -111,7 +111,10 @@ def main(argv=None, prog=PROG):
             files.check_html_target(args.html, args.files)
         if args.plot:
             files.check_plot_folder(args.plot, args.files)
-        suites = [load(path) for path in args.files]
+        warnings = []
+        suites = [load(path, warnings) for path in args.files]
+        for line in warnings:
+            print("%s: warning: %s" % (prog, line), file=sys.stderr)
         if args.html:
             for path, suite in zip(args.files, suites):
                 if not written_by_bench(suite):
