@@ -232,3 +232,26 @@ def test_a_key_of_any_value_pyperf_accepts_reports_without_a_traceback(tmp_path,
                 status = main([str(path), "--format", fmt])
             assert status in (0, 2), (key, value, fmt, err.getvalue())
             assert "Traceback" not in err.getvalue(), (key, value, fmt)
+
+
+def test_the_header_reads_each_key_from_whichever_benchmark_has_it(tmp_path):
+    """A file whose first benchmark records no Python version (as a
+    pyperformance file's may not) still names it from the others'."""
+    data = json.loads(SMALL.read_text())
+    version = data["metadata"].pop("python_version")
+    for bench in data["benchmarks"][1:]:
+        bench["metadata"]["python_version"] = version
+    path = tmp_path / "some.json"
+    path.write_text(json.dumps(data))
+    proc = report([path], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "(no Python version recorded)" not in proc.stdout
+    assert "3.11" in proc.stdout.splitlines()[0]
+
+
+def test_two_files_that_share_no_benchmark_say_so(tmp_path):
+    other = renamed(tmp_path, {"rotate": "r2", "sleep": "s2", "http": "h2"}, "other.json")
+    proc = report([SMALL, other], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "share no benchmark" in proc.stderr
+    assert "share no benchmark" not in report([SMALL, SMALL], tmp_path).stderr

@@ -79,6 +79,16 @@ def milliseconds(text):
     return value / 1000.0
 
 
+def shared_benchmarks(suites):
+    """The benchmark names at least two of ``suites`` have."""
+    seen, shared = set(), set()
+    for suite in suites:
+        names = set(suite.get_benchmark_names())
+        shared |= seen & names
+        seen |= names
+    return shared
+
+
 def read_bytes(path):
     try:
         with open(path, "rb") as f:
@@ -123,6 +133,9 @@ def main(argv=None, prog=PROG):
         if args.compare_to_table and len(suites) < 2:
             raise ReportError("--compare-to-table needs two files or more")
         analyses = [Analysis(path, suite) for path, suite in zip(args.files, suites)]
+        if len(suites) > 1 and not shared_benchmarks(suites):
+            print("%s: warning: the files share no benchmark: each is shown, nothing is "
+                  "compared" % prog, file=sys.stderr)
         if len(analyses) == 1:
             document = single(analyses[0], args.workload, args.sort, args.p99_bound)
         else:

@@ -80,14 +80,25 @@ def ceiling_lines(suite):
             for family, rungs in ceiling.rungs_of(suite).items()]
 
 
+def first_of_each_key(suite):
+    """Each metadata key from the first benchmark (in the file's order)
+    whose first run has it: a pyperformance file's 61 benchmarks do not all
+    record the Python version, nor does its first."""
+    found = {}
+    for bench in suite.get_benchmarks():
+        runs = bench.get_runs()
+        if runs:
+            for key, value in runs[0].get_metadata().items():
+                found.setdefault(key, value)
+    return found
+
+
 def header_lines(files):
     """``files``: (path, suite, rows by workload, control rows by workload)
     of each file."""
     lines = []
     for path, suite, groups, controls in files:
-        meta = suite.get_metadata()
-        first = suite.get_benchmarks()[0].get_runs()[0].get_metadata()
-        meta = dict(first, **meta)
+        meta = dict(first_of_each_key(suite), **suite.get_metadata())
         gil = meta.get(K.GIL)
         build = ("free-threaded build, GIL %s" % gil
                  if meta.get(K.FREE_THREADED_BUILD) == "yes"
