@@ -167,3 +167,22 @@ def preset_names(cls, preset, cpus=None):
     params, entries = workload_plan(preset, cls)
     items = params.get("items", cls.defaults().get("items"))
     return ladder.resolve(entries, args, items, cls.most_workers)
+
+
+KEEP = object()
+
+
+def replace_values(node, choose):
+    """Rewrite a parsed JSON file in place: at every key of every object,
+    ``choose(key, value)`` gives the value's replacement, or KEEP to leave
+    it and look inside it."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            new = choose(key, value)
+            if new is KEEP:
+                replace_values(value, choose)
+            else:
+                node[key] = new
+    elif isinstance(node, list):
+        for value in node:
+            replace_values(value, choose)

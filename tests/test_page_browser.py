@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, run, skip_or_fail
+from conftest import KEEP, ROOT, replace_values, run, skip_or_fail
 
 REPORT = str(ROOT / "report.py")
 SMALL = str(ROOT / "tests" / "data" / "small.json")
@@ -159,17 +159,8 @@ def test_every_table_sorts_and_a_hostile_file_runs_none_of_its_text(browser, tmp
     separators runs none of it, and its download is the file's bytes."""
     data = json.loads(open(SMALL).read())
 
-    def poison(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("hostname", "platform", "cpu_model_name", "workload_params"):
-                    node[key] = HOSTILE
-                else:
-                    poison(value)
-        elif isinstance(node, list):
-            for value in node:
-                poison(value)
-    poison(data)
+    replace_values(data, lambda key, value: HOSTILE if key in (
+        "hostname", "platform", "cpu_model_name", "workload_params") else KEEP)
     hostile = tmp_path / "hostile.json"
     hostile.write_text(json.dumps(data))
     errors = open_page(browser, page_of(tmp_path, str(hostile)))

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from concbench.report.files import safe_name
-from conftest import ROOT
+from conftest import KEEP, ROOT, replace_values
 
 SMALL = ROOT / "tests" / "data" / "small.json"
 
@@ -27,21 +27,14 @@ def renamed(tmp_path, names, name="evil.json"):
     workload's name is written."""
     data = json.loads(SMALL.read_text())
 
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "workload" and value in names:
-                    node[key] = names[value]
-                elif key == "name" and isinstance(value, str) and "/" in value:
-                    workload, _, model = value.partition("/")
-                    if workload in names:
-                        node[key] = names[workload] + "/" + model
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(data)
+    def choose(key, value):
+        if key == "workload" and value in names:
+            return names[value]
+        if key == "name" and isinstance(value, str) and value.partition("/")[0] in names:
+            workload, _, model = value.partition("/")
+            return names[workload] + "/" + model
+        return KEEP
+    replace_values(data, choose)
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
@@ -151,19 +144,9 @@ def test_names_reach_the_charts_as_literal_text(tmp_path):
     they are: no mathtext error, the page and the PNGs written."""
     data = json.loads(SMALL.read_text())
 
-    def walk(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "model" and value == "threads-2":
-                    node[key] = "threads-2 $\\notacommand{x}$"
-                elif key == "workload_params":
-                    node[key] = "$5 and $6"
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(data)
+    replace_values(data, lambda key, value: "threads-2 $\\notacommand{x}$" if (
+        key == "model" and value == "threads-2") else "$5 and $6" if key == "workload_params"
+        else KEEP)
     path = tmp_path / "math.json"
     path.write_text(json.dumps(data))
     proc = report([path, "--html", "p.html", "--plot", "plots"], tmp_path)
@@ -213,17 +196,7 @@ def test_a_key_of_any_value_pyperf_accepts_reports_without_a_traceback(tmp_path,
     for number, value in enumerate(ODD_VALUES):
         data = json.loads(json.dumps(source))
 
-        def walk(node):
-            if isinstance(node, dict):
-                for name in list(node):
-                    if name == key:
-                        node[name] = value
-                    else:
-                        walk(node[name])
-            elif isinstance(node, list):
-                for item in node:
-                    walk(item)
-        walk(data)
+        replace_values(data, lambda name, _: value if name == key else KEEP)
         path = tmp_path / ("%s-%d.json" % (key, number))
         path.write_text(json.dumps(data))
         for fmt in ("text", "json", "csv", "markdown"):

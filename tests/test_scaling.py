@@ -171,7 +171,7 @@ def test_a_file_of_three_rungs_on_its_cpus_reads_its_curve(tmp_path):
     series' serial fraction, the JSON its fit, the scaling chart draws it."""
     import json
 
-    from conftest import ROOT, run, run_bench
+    from conftest import KEEP, ROOT, replace_values, run, run_bench
 
     ran = tmp_path / "ran.json"
     proc = run_bench(["--workload", "encode", "--items", "200", "--model",
@@ -181,17 +181,8 @@ def test_a_file_of_three_rungs_on_its_cpus_reads_its_curve(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(ran.read_text())
 
-    def four(node):
-        if isinstance(node, dict):
-            for key in node:
-                if key in ("cpus_usable", "cpus_affinity"):
-                    node[key] = 4
-                else:
-                    four(node[key])
-        elif isinstance(node, list):
-            for value in node:
-                four(value)
-    four(data)
+    replace_values(data, lambda key, value: 4 if key in ("cpus_usable", "cpus_affinity")
+                   else KEEP)
     crafted = tmp_path / "four.json"
     crafted.write_text(json.dumps(data))
     report = run([ROOT / "report.py", crafted], tmp_path)
