@@ -223,10 +223,10 @@ def known(name, parameters=()):
 
 #: pyperf's own metadata keys (pyperf 2.10), which the suite does not write.
 PYPERF = frozenset((
-    "aslr", "boot_time", "command", "cpu_affinity", "cpu_config", "cpu_count",
+    "aslr", "boot_time", "command", "command_max_rss", "cpu_affinity", "cpu_config", "cpu_count",
     "cpu_freq", "cpu_machine", "cpu_model_name", "cpu_temp", "date",
     "description", "duration", "hooks", "hostname", "inner_loops",
-    "load_avg_1min", "loops", "mem_max_rss", "mem_peak_pagefile_usage", "name",
+    "load_avg_1min", "loops", "mem_max_rss", "mem_peak", "mem_peak_pagefile_usage", "name",
     "perf_version", "platform", "python_cflags", "python_compiler",
     "python_config_args", "python_executable", "python_hash_seed",
     "python_implementation", "python_unicode", "python_version",

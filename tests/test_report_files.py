@@ -228,3 +228,87 @@ def test_two_files_that_share_no_benchmark_say_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "share no benchmark" in proc.stderr
     assert "share no benchmark" not in report([SMALL, SMALL], tmp_path).stderr
+
+
+def plain_pyperf_file(path, names, memory_key="mem_max_rss", scale=1.0):
+    """A pyperf file of unrelated benchmarks (as pyperformance writes):
+    three runs each, with pyperf's memory metadata ``memory_key``."""
+    import pyperf
+
+    benchmarks = []
+    for number, name in enumerate(names):
+        runs = [pyperf.Run([(number + 1) * 0.01 * scale * (1 + 0.01 * i) for i in range(3)],
+                           warmups=[(1, 0.01)],
+                           metadata={"name": name, "loops": 1, "date": "2026-01-01",
+                                     memory_key: (20 + number) * 2 ** 20 + run},
+                           collect_metadata=False)
+                for run in range(3)]
+        benchmarks.append(pyperf.Benchmark(runs))
+    pyperf.BenchmarkSuite(benchmarks).dump(str(path))
+    return path
+
+
+@pytest.mark.parametrize("key", ["mem_max_rss", "command_max_rss"])
+def test_pyperfs_own_memory_fills_the_memory_column_and_says_which(tmp_path, key):
+    path = plain_pyperf_file(tmp_path / "plain.json", ["telco", "go"], key)
+    proc = report([path], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "peak MiB (RSS)" in proc.stdout
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
+    assert "20.0" in lines["telco"] and "21.0" in lines["go"]
+    rows = json.loads(report([path, "--format", "json"], tmp_path).stdout)
+    rows = rows["workloads"]["(other)"]["rows"]
+    assert [r["mem_peak_source"] for r in rows] == ["pyperf RSS"] * 2
+    assert rows[0]["mem_peak_bytes"] == 20 * 2 ** 20 + 1
+
+
+def test_a_column_that_mixes_memory_figures_marks_them(tmp_path):
+    """A bench.py row without its tree's PSS falls back on pyperf's RSS:
+    the title and the cell say so; the other rows stay the tree's PSS."""
+    data = json.loads(SMALL.read_text())
+    for bench in data["benchmarks"]:
+        if bench["metadata"].get("model") == "threads-2" and \
+                bench["metadata"].get("workload") == "rotate":
+            for run in bench["runs"]:
+                run.get("metadata", {}).pop("mem_tree_peak", None)
+                run.setdefault("metadata", {})["mem_max_rss"] = 50 * 2 ** 20
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(data))
+    proc = report([path, "--workload", "rotate"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "peak MiB (PSS or RSS)" in proc.stdout
+    threads = next(line for line in proc.stdout.splitlines() if line.startswith("threads-2 "))
+    assert "50.0 RSS" in threads
+    sequential = next(line for line in proc.stdout.splitlines() if line.startswith("sequential"))
+    assert "RSS" not in sequential
+    # Against a file whose row has the tree's PSS: not comparable.
+    compared = report([SMALL, path, "--workload", "rotate", "--format", "json"], tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    entry = next(r["files"][1] for r in json.loads(compared.stdout)["benchmarks"]
+                 if r["benchmark"] == "rotate/threads-2")
+    assert entry["mem_not_comparable"] == "pyperf RSS against tree PSS"
+    assert "mem_change_pct" not in entry
+
+
+def test_unrelated_benchmarks_are_compared_but_none_is_best(tmp_path):
+    """Two pyperformance-like files: each benchmark's change, as pyperf
+    compare_to gives it, and no "best" across benchmarks that share nothing."""
+    names = ["2to3", "chaos", "unpack_sequence"]
+    base = plain_pyperf_file(tmp_path / "base.json", names)
+    new = plain_pyperf_file(tmp_path / "new.json", names, scale=1.5)
+    proc = report([base, new], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "best:" not in proc.stdout
+    assert "control:" not in proc.stdout
+    assert "no takeaway in both" in flat_text(proc.stdout)
+    document = json.loads(report([base, new, "--format", "json"], tmp_path).stdout)
+    assert document["best"] == {}
+    changes = [record["files"][1] for record in document["benchmarks"]]
+    assert [round(c["time_ratio"], 2) for c in changes] == [1.5] * 3
+    assert all(c["time_significant"] for c in changes)
+    # bench.py's own files still name theirs.
+    assert "best:" in report([SMALL, SMALL], tmp_path).stdout
+
+
+def flat_text(text):
+    return " ".join(text.split())

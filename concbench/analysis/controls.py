@@ -25,7 +25,9 @@ def control_lines(groups, controls):
     """The A/A controls: one line when every workload has a usable one that
     is neither faster nor slower; a line that marks the run untrusted, and
     one that says which workloads have no control, otherwise."""
-    states = {name: control_state(controls.get(name)) for name in groups}
+    # Workloads of plain pyperf benchmarks have no reference to control.
+    states = {name: control_state(controls.get(name)) for name, rows in groups.items()
+              if any(r.ours for r in rows)}
     if not states:
         return []
     lines = []

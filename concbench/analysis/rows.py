@@ -26,6 +26,18 @@ from .runs import across_runs, run_figures, usual_gil
 MODEL_FACTS = (K.CONCURRENCY, K.PARALLELISM, K.INTERPRETERS, K.ITEM_SIDE)
 # pyperf's units of a benchmark's values.
 UNITS = ("second", "byte", "integer")
+# Where a row's peak memory comes from, in order of preference, with the
+# name its column gives it: the suite's own PSS of the process tree, else
+# what pyperf recorded of the one process that ran the benchmark (bytes,
+# per run): its worker's peak RSS, or the command's that pyperformance
+# runs in a process of its own.
+MEMORY_SOURCES = ((K.MEM_TREE_PEAK, "tree PSS"),
+                  ("mem_max_rss", "pyperf RSS"),
+                  ("command_max_rss", "pyperf RSS"),
+                  ("tracemalloc_peak", "tracemalloc"),
+                  ("mem_peak", "pyperf track-memory"),
+                  ("mem_peak_pagefile_usage", "pagefile"))
+TREE_PSS = MEMORY_SOURCES[0][1]
 
 
 class Row:
@@ -49,12 +61,15 @@ class Row:
         self.items = self.meta.get(K.ITEMS_PER_BATCH)
         self.items_per_s = self.items / self.mean if self.items else None
         self.cores = self._cores()
-        self.mem_peak = across_runs(self.runs, K.MEM_TREE_PEAK)
+        key, self.mem_source = next(
+            ((key, name) for key, name in MEMORY_SOURCES
+             if any(key in m for m in self.runs)), (None, None))
+        # Each run's peak: what a comparison of two files' memory pairs up.
+        self.mem_peaks = [m[key] for m in self.runs if key in m]
+        self.mem_peak = statistics.median(self.mem_peaks) if self.mem_peaks else None
         added = [m[K.MEM_TREE_PEAK] - m[K.MEM_TREE_BASE] for m in self.runs
                  if K.MEM_TREE_PEAK in m and K.MEM_TREE_BASE in m]
         self.mem_added = statistics.median(added) if added else None
-        # Each run's peak: what a comparison of two files' memory pairs up.
-        self.mem_peaks = [m[K.MEM_TREE_PEAK] for m in self.runs if K.MEM_TREE_PEAK in m]
         self.failures = across_runs(self.runs, K.FAILURES)
         self.latency = latencies.histogram(self.runs)
         self.cpu_per_item = self._cpu_per_item()

@@ -7,9 +7,11 @@ from concbench.analysis.stats import half_width
 from concbench.units import format_time as fmt_time, format_value
 
 from concbench.analysis.latencies import percentile
+from concbench.analysis.rows import TREE_PSS
 from concbench.units import fmt_ratio
 
 MIB = 1024 * 1024
+MEMORY_TITLE = "peak MiB"
 
 
 def fmt_mib(value):
@@ -82,8 +84,11 @@ COLUMNS = [
            lambda d: fmt_num(d["cpu_cores"], "%.2f")),
     Column("sys CPU", "cpu_system_share", lambda r: r.system_share,
            lambda d: fmt_pct(d["cpu_system_share"])),
-    Column("peak MiB", "mem_peak_bytes", lambda r: r.mem_peak,
-           lambda d: fmt_mib(d["mem_peak_bytes"])),
+    Column(MEMORY_TITLE, "mem_peak_bytes", lambda r: r.mem_peak,
+           lambda d: fmt_mib(d["mem_peak_bytes"]) + memory_mark(d)),
+    # Which figure the peak is (rows.MEMORY_SOURCES): the tree's PSS, or
+    # what pyperf recorded of one process.
+    Column("", "mem_peak_source", lambda r: r.mem_source),
     Column("added MiB", "mem_added_bytes", lambda r: r.mem_added,
            lambda d: fmt_mib(d["mem_added_bytes"])),
     # /usr/bin/time's figures per batch, in csv and json only (seeds/002).
@@ -133,6 +138,53 @@ NARROW = [K.MODEL, "mean_s", "speedup", "verdict", "cpu_cores", "mem_peak_bytes"
           "latency_p99_s", "flags"]
 # --columns all: every column markdown shows.
 EVERY = [c.key for c in SHOWN]
+
+
+# The memory sources as a title or a marked cell names them.
+SHORT = {TREE_PSS: "PSS", "pyperf RSS": "RSS"}
+
+
+def memory_mark(d):
+    """" RSS" after a cell whose source is not its column's first."""
+    return " " + SHORT.get(d["mem_peak_source"], d["mem_peak_source"]) \
+        if d.get("mem_peak_marked") else ""
+
+
+def memory_sources(records):
+    """The sources of the peak memory of ``records`` (a table's rows, or
+    entries of files), each once, in order (``rows.MEMORY_SOURCES``)."""
+    return list(dict.fromkeys(d["mem_peak_source"] for d in records
+                              if d.get("mem_peak_source")))
+
+
+def memory_title(records, title=MEMORY_TITLE):
+    """The memory column's title: as it is where every figure is the tree's
+    PSS (the suite's own); else naming its sources, the first one that of
+    the cells left unmarked (``mark_memory``)."""
+    sources = memory_sources(records)
+    if not sources or sources == [TREE_PSS]:
+        return title
+    return "%s (%s)" % (title, " or ".join(SHORT.get(s, s) for s in sources))
+
+
+def mark_memory(records):
+    """Mark the rows whose memory is not of the column's first source, so
+    that their cells name their own (``memory_title``)."""
+    sources = memory_sources(records)[:1]
+    for d in records:
+        if d.get("mem_peak_source") not in [None] + sources:
+            d["mem_peak_marked"] = True
+    return records
+
+
+def titles(shown, records):
+    """The titles of the columns ``shown`` (Columns or Cells) over ``records``."""
+    return [memory_title(records, c.title) if key_of(c) == "mem_peak_bytes" else c.title
+            for c in shown]
+
+
+def key_of(column):
+    return getattr(column, "key", None) or getattr(column, "name", None)
 
 
 def cells(names):

@@ -68,7 +68,7 @@ def records(paths, groups):
             entry = {"file": path}
             if row is not None:
                 entry.update(mean_s=row.mean, stdev_s=row.stdev, mem_peak_bytes=row.mem_peak,
-                             unit=row.unit)
+                             mem_peak_source=row.mem_source, unit=row.unit)
                 if ref is not None and row is not ref:
                     entry.update(file_change(row, ref))
             record["files"].append(entry)
@@ -87,7 +87,11 @@ def file_change(row, ref):
     entry = dict(time_change=change(ratio), time_ratio=ratio.point,
                  time_ci_low=ratio.low, time_ci_high=ratio.high,
                  time_significant=significance(ratio))
-    memory = unpaired_ratio(row.mem_peaks, ref.mem_peaks)
+    # Two figures of memory compare only if they are the same figure.
+    memory = (unpaired_ratio(row.mem_peaks, ref.mem_peaks)
+              if row.mem_source == ref.mem_source else None)
+    if row.mem_source and ref.mem_source and row.mem_source != ref.mem_source:
+        entry["mem_not_comparable"] = "%s against %s" % (row.mem_source, ref.mem_source)
     if memory is not None:
         entry.update(
             mem_change_pct=(memory.point - 1) * 100,
@@ -98,13 +102,18 @@ def file_change(row, ref):
 
 
 def best_per_file(paths, groups):
-    """{workload: {file: {"answered": whether the race is answered,
+    """{workload of bench.py's: {file: {"answered": whether the race is answered,
     "leader": the model that leads, "models": the models the answer names
     (the leader and those not shown slower)}}}."""
     best = {}
     for path, by_workload in zip(paths, groups):
         for workload, rows in by_workload.items():
-            race = Race([r for r in rows if r.ours] or rows)
+            ours = [r for r in rows if r.ours]
+            if not ours:
+                # Benchmarks of plain pyperf (a pyperformance suite) are
+                # unrelated to each other: none of them is a "best".
+                continue
+            race = Race(ours)
             best.setdefault(workload, {})[path] = {
                 "answered": race.answered, "leader": race.leader.model,
                 "models": [r.model for r in race.named()]}

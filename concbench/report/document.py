@@ -11,7 +11,7 @@ import os
 from concbench.analysis import ceiling
 from concbench import schema as K
 
-from .columns import COLUMNS, row_record, sort_rows
+from .columns import COLUMNS, mark_memory, row_record, sort_rows
 from .compare import best_per_file, records
 from concbench.analysis.controls import control_state, untrusted
 from concbench.analysis.latencies import curve, sweep_lines
@@ -84,11 +84,11 @@ def workload_entry(rows, sort, control=None, ceiling_records=None):
     return {"params": workload_params(rows),
             "reference": reference.model if reference else None,
             "control": control_record(control),
-            "rows": [dict(row_record(r), **{K.MODEL: r.model},
-                          series=r.series() if r.ours else None,
-                          workers=r.workers() if r.ours and r.series() else None,
-                          latency_curve=curve(r))
-                     for r in sort_rows(rows, sort)],
+            "rows": mark_memory([dict(row_record(r), **{K.MODEL: r.model},
+                                      series=r.series() if r.ours else None,
+                                      workers=r.workers() if r.ours and r.series() else None,
+                                      latency_curve=curve(r))
+                                 for r in sort_rows(rows, sort)]),
             "takeaways": takeaways(rows, control),
             # Only where there are some: files without them read as before.
             **({"curves": curves} if curves else {}),
@@ -133,15 +133,27 @@ def comparison(analyses, workloads=None):
     groups = [a.selected(workloads) for a in analyses]
     return {"files": paths,
             "header": header_lines([a.header_entry() for a in analyses]),
-            "benchmarks": records(paths, groups),
+            "benchmarks": mark_file_memory(records(paths, groups), len(paths)),
             "best": best_per_file(paths, groups),
             "agreement": [dict(agreement(groups[0], other), file=path)
                           for other, path in zip(groups[1:], paths[1:])]}
 
 
+def mark_file_memory(benchmarks, files):
+    """Each file's memory cells marked, per workload, where they mix
+    sources (``columns.mark_memory``)."""
+    for workload in dict.fromkeys(r[K.WORKLOAD] for r in benchmarks):
+        for i in range(files):
+            mark_memory([r["files"][i] for r in benchmarks if r[K.WORKLOAD] == workload])
+    return benchmarks
+
+
 def label(path):
-    """A file's short name in tables and charts (py313t.json -> py313t)."""
-    return os.path.splitext(os.path.basename(path))[0]
+    """A file's short name in tables and charts (py313t.json -> py313t,
+    py38.json.gz -> py38)."""
+    name = os.path.basename(path)
+    name = name[:-3] if name.endswith(".gz") else name
+    return os.path.splitext(name)[0]
 
 
 def is_comparison(document):

@@ -24,7 +24,11 @@ ABOVE_ZERO = {K.PROBE_S, K.CPU_QUOTA, K.MAX_TIME_S}
 PYPERF_READ = {"cpu_count": (int, 1), "duration": (float, 0), "loops": (int, 1),
                "date": (str, None), "unit": (str, None), "python_version": (str, None),
                "python_implementation": (str, None), "cpu_model_name": (str, None),
-               "platform": (str, None), "hostname": (str, None)}
+               "platform": (str, None), "hostname": (str, None),
+               # Peak memory in bytes (``rows.MEMORY_SOURCES``).
+               **{key: (int, 1) for key in ("mem_max_rss", "command_max_rss",
+                                            "tracemalloc_peak", "mem_peak",
+                                            "mem_peak_pagefile_usage")}}
 # No figure of a run is this large (seconds, bytes, counts): beyond it, a value
 # is an error of the file, and would overflow the arithmetic.
 LARGEST = 1e15

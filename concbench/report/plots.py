@@ -11,7 +11,8 @@ from concbench import schema as K
 
 from concbench.units import format_time
 
-from .columns import MIB
+from .columns import MIB, memory_sources
+from concbench.analysis.rows import TREE_PSS
 from .document import is_comparison, label
 from .files import safe_name
 
@@ -144,6 +145,17 @@ def _colour(row):
     return {"faster": FASTER, "slower": SLOWER}.get(row["verdict"], NEUTRAL)
 
 
+# How a chart draws a benchmark's values, by pyperf's unit: (scale, title).
+VALUE_AXES = {"second": (1e3, "time per batch (ms)"), "byte": (1 / 1024, "value (KiB)"),
+              "integer": (1.0, "value")}
+
+
+def unit_of(rows):
+    """The unit of every row's values, or None where they differ."""
+    units = {row.get("unit") or "second" for row in rows}
+    return units.pop() if len(units) == 1 else None
+
+
 def models_figure(plt, name, entry):
     rows = entry["rows"]
     labels = [row[K.MODEL] for row in rows]
@@ -169,9 +181,10 @@ def models_figure(plt, name, entry):
         speed.set_xlim(min(min(bounds), 0.5) / 1.3, max(max(bounds), 2) * 1.8)
     speed.set_title("speedup against %s (95%% interval, log)"
                     % (entry["reference"] or "the reference"))
-    # Time against the ideal.
-    means = [row["mean_s"] * 1e3 for row in rows]
-    time.barh(places, means, xerr=[row["stdev_s"] * 1e3 for row in rows],
+    # Time against the ideal (a plain pyperf file's values may be bytes).
+    scale, title = VALUE_AXES.get(unit_of(rows), (1.0, "value (units differ: see the table)"))
+    means = [row["mean_s"] * scale for row in rows]
+    time.barh(places, means, xerr=[row["stdev_s"] * scale for row in rows],
               color="#4c72b0", alpha=0.8, label="mean +- std dev", capsize=2)
     ideal = [(place, row["ideal_s"] * 1e3) for place, row in zip(places, rows)
              if row["ideal_s"]]
@@ -179,16 +192,22 @@ def models_figure(plt, name, entry):
         time.plot([i[1] for i in ideal], [i[0] for i in ideal], "|", color="black",
                   markersize=14, markeredgewidth=2, label="ideal")
     _log_if_wide(time, means + [i[1] for i in ideal])
-    time.set_title("time per batch (ms) against the ideal")
+    time.set_title(title + (" against the ideal" if ideal else ""))
     _legend_below(time)
-    # Memory of the process tree: what was there before the batch, and added.
+    # Memory of the process tree: what was there before the batch, and added;
+    # pyperf's figure of one process is a peak alone.
     peaks = [(row["mem_peak_bytes"] or 0) / MIB for row in rows]
-    added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
-    memory.barh(places, [p - a for p, a in zip(peaks, added)], color="#b0b0b0",
-                label="before the batches")
-    memory.barh(places, added, left=[p - a for p, a in zip(peaks, added)],
-                color="#dd8452", label="added by the model")
-    memory.set_title("peak memory of the process tree (MiB, PSS)")
+    sources = memory_sources(rows)
+    if sources in ([], [TREE_PSS]):
+        added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
+        memory.barh(places, [p - a for p, a in zip(peaks, added)], color="#b0b0b0",
+                    label="before the batches")
+        memory.barh(places, added, left=[p - a for p, a in zip(peaks, added)],
+                    color="#dd8452", label="added by the model")
+        memory.set_title("peak memory of the process tree (MiB, PSS)")
+    else:
+        memory.barh(places, peaks, color="#b0b0b0", label="peak")
+        memory.set_title("peak memory (MiB, %s)" % " or ".join(sources))
     _legend_below(memory)
     for axis in (speed, time, memory):
         axis.grid(axis="x", alpha=0.3, which="both")
@@ -277,14 +296,16 @@ def comparison_figure(plt, document, workload):
                                        sharey=True)
     height = 0.8 / len(files)
     places = list(range(len(records)))
+    scale, title = VALUE_AXES.get(unit_of([e for r in records for e in r["files"] if e.get("unit")]),
+                                  (1.0, "value (units differ: see the table)"))
     times = []
     for index, path in enumerate(files):
         offset = [p - 0.4 + height * (index + 0.5) for p in places]
         entries = [r["files"][index] for r in records]
-        values = [e.get("mean_s", 0) * 1e3 for e in entries]
+        values = [e.get("mean_s", 0) * scale for e in entries]
         times.extend(values)
         time.barh(offset, values, height=height, label=label(path),
-                  xerr=[e.get("stdev_s", 0) * 1e3 for e in entries], capsize=2)
+                  xerr=[e.get("stdev_s", 0) * scale for e in entries], capsize=2)
         if index:
             for place, e in zip(offset, entries):
                 if "not_comparable" in e:
@@ -296,12 +317,13 @@ def comparison_figure(plt, document, workload):
                 point, low, high = e["time_ratio"], e["time_ci_low"], e["time_ci_high"]
                 _interval(change, point, place, low, high, "C%d" % index)
     _log_if_wide(time, times)
-    time.set_title("time per batch (ms), mean +- std dev")
+    time.set_title(title + ", mean +- std dev")
     _legend_below(time)
     change.axvline(1, color="black", linewidth=0.8)
     _ratio_axis(change)
-    change.set_title("time against %s's (95%% interval, log; < 1: faster)"
-                     % label(files[0]))
+    change.set_title("%s against %s's (95%% interval, log; < 1: %s)"
+                     % ("time" if scale == 1e3 else "value", label(files[0]),
+                        "faster" if scale == 1e3 else "less"))
     for axis in (time, change):
         axis.grid(axis="x", alpha=0.3, which="both")
     time.set_yticks(places)

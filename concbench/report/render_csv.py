@@ -9,8 +9,8 @@ from concbench import schema as K
 from .document import column_keys, is_comparison
 
 COMPARISON_KEYS = ("mean_s", "stdev_s", "time_ratio", "time_ci_low", "time_ci_high",
-                   "time_significant", "mem_peak_bytes", "mem_change_pct",
-                   "mem_significant", "not_comparable")
+                   "time_significant", "mem_peak_bytes", "mem_peak_source", "mem_change_pct",
+                   "mem_significant", "not_comparable", "mem_not_comparable")
 
 
 def render(document):

@@ -12,7 +12,7 @@ import os
 from concbench import schema as K
 
 from . import plots
-from .columns import ON_PAGE
+from .columns import ON_PAGE, titles
 from .document import is_comparison, label
 from .render_text import (agreement_line, best_line, comparison_entries,
                           comparison_headers, workload_control)
@@ -114,7 +114,7 @@ def single_body(document, plt):
                      % (esc(name), esc(name), esc(entry["params"])))
         rows = [[cell(c.page(row), c.key, row[c.key]) for c in ON_PAGE]
                 for row in entry["rows"]]
-        parts.append(table([c.title for c in ON_PAGE], rows))
+        parts.append(table(titles(ON_PAGE, entry["rows"]), rows))
         parts.append(bullets(workload_control(entry) + entry["takeaways"]))
         if plt is not None:
             for suffix, chart in plots.workload_charts(plt, name, entry):
@@ -134,17 +134,17 @@ def single_body(document, plt):
 
 
 def comparison_body(document, plt):
-    headers = comparison_headers([label(p) for p in document["files"]])
     parts = []
     for workload in dict.fromkeys(r[K.WORKLOAD] for r in document["benchmarks"]):
         records = [r for r in document["benchmarks"] if r[K.WORKLOAD] == workload]
+        headers = comparison_headers([label(p) for p in document["files"]], records)
         parts.append('<section id="workload-%s"><h2>%s</h2>' % (esc(workload), esc(workload)))
         rows = []
         for record in records:
             rows.append([cell(record["benchmark"], "benchmark", record["benchmark"])]
                         + [cell(*entry) for entry in comparison_entries(record)])
         parts.append(table(headers, rows))
-        parts.append(bullets([best_line(document, workload)]))
+        parts.append(bullets([line for line in [best_line(document, workload)] if line]))
         if plt is not None:
             parts.append(figure(plots.svg(plt, plots.comparison_figure(plt, document, workload)),
                                 "Each file's time per batch, and its time against the "

@@ -4,7 +4,7 @@ from concbench import schema as K
 
 from concbench.units import WIDTH, fmt_ratio, wrapped
 
-from .columns import cells, fmt_mib, table
+from .columns import cells, fmt_mib, memory_mark, memory_title, table, titles
 from .compare import describe_change
 from .document import is_comparison, label
 from concbench.units import format_value
@@ -24,7 +24,7 @@ def render(document, markdown=False, columns=None):
         title = "## %s" % name if markdown else name
         lines.append(title + (" (%s)" % entry["params"] if entry["params"] else ""))
         lines.append("")
-        headers = [c.title for c in shown]
+        headers = titles(shown, entry["rows"])
         body = [[c.text(d) for c in shown] for d in entry["rows"]]
         if not markdown:
             body = without_verdict_flag(shown, body)
@@ -126,13 +126,15 @@ def render_markdown(document):
     return render(document, markdown=True)
 
 
-def comparison_headers(labels):
+def comparison_headers(labels, records=()):
+    """The comparison's titles; ``records``: the table's benchmarks, whose
+    memory figures each file's memory title names (``memory_title``)."""
     headers = ["benchmark"]
     for i, name in enumerate(labels):
         headers.append("%s time" % name)
         if i:
             headers.append("time change")
-        headers.append("%s MiB" % name)
+        headers.append(memory_title([r["files"][i] for r in records], "%s MiB" % name))
         if i:
             headers.append("memory change")
     return headers
@@ -157,9 +159,11 @@ def comparison_entries(record):
                  if "not_comparable" in entry else
                  describe_change(entry.get("time_change"), entry.get("time_significant")),
                  "time_ratio")
-        cell(fmt_mib(entry.get("mem_peak_bytes")), "mem_peak_bytes")
+        cell(fmt_mib(entry.get("mem_peak_bytes")) + memory_mark(entry), "mem_peak_bytes")
         if i:
             cell("not comparable" if "not_comparable" in entry else
+                 "not comparable: " + entry["mem_not_comparable"]
+                 if "mem_not_comparable" in entry else
                  describe_change(memory_change(entry), entry.get("mem_significant")),
                  "mem_change_pct")
     return cells
@@ -179,8 +183,11 @@ def memory_change(entry):
 
 def best_line(document, workload):
     """Each file's fastest model: the answer, or while the race is open,
-    "undecided" with the model that leads (not every model of the race)."""
-    best = document["best"][workload]
+    "undecided" with the model that leads (not every model of the race);
+    None for a workload of plain pyperf benchmarks, which race nothing."""
+    best = document["best"].get(workload)
+    if best is None:
+        return None
 
     def said(entry):
         if not entry:
@@ -198,12 +205,12 @@ def agreement_line(document, found):
         "speedups within 10%% of each other: %d of %d"
         % (found["speedups_within_10pct"], found["speedups"])
         if found["speedups"] else "no speedup in both",
+        "no takeaway in both" if not found.get("takeaways", 1) else
         "takeaways: none contradicts" if not found["contradictions"] else
         "takeaways that contradict: " + "; ".join(found["contradictions"]))
 
 
 def render_comparison(document, markdown):
-    headers = comparison_headers([label(p) for p in document["files"]])
     lines = list(document["header"])
     # One table per workload (a version's or a build's change reads per
     # workload), then each file's best model of it.
@@ -211,16 +218,19 @@ def render_comparison(document, markdown):
         lines.append("")
         lines.append("## %s" % workload if markdown else workload)
         lines.append("")
-        body = [[r["benchmark"]] + comparison_cells(r) for r in document["benchmarks"]
-                if r[K.WORKLOAD] == workload]
+        records = [r for r in document["benchmarks"] if r[K.WORKLOAD] == workload]
+        headers = comparison_headers([label(p) for p in document["files"]], records)
+        body = [[r["benchmark"]] + comparison_cells(r) for r in records]
         # The changes wrap first, then, where a workload's longest name
         # leaves no room, the times (a mean over its spread).
         changes = [i for i, h in enumerate(headers) if h.endswith(" change")]
         times = [i for i, h in enumerate(headers) if h.endswith(" time")]
         lines.append(table(headers, body if markdown else
                            fitted(headers, body, changes[::-1] + times[::-1]), markdown))
-        lines.append("")
-        lines.append(("- " if markdown else "  * ") + best_line(document, workload))
+        best = best_line(document, workload)
+        if best:
+            lines.append("")
+            lines.append(("- " if markdown else "  * ") + best)
     lines.append("")
     lines.extend(agreement_line(document, found) for found in document["agreement"])
     return joined(lines, markdown)

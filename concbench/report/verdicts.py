@@ -357,7 +357,7 @@ def agreement(first, other):
     their rows by workload): speedups within 10% of each other (of those
     both have), and takeaways that contradict (a winner, or tie, of one file
     that shares no name with the other's)."""
-    close = total = 0
+    close = total = topics = 0
     contradictions = []
     for workload, group in first.items():
         other_group = {r.name: r for r in other.get(workload, [])}
@@ -371,9 +371,10 @@ def agreement(first, other):
             continue
         said = [decisions(g) for g in (group, other[workload])]
         for topic, names in said[0].items():
+            topics += topic in said[1]
             if topic in said[1] and not names & said[1][topic]:
                 contradictions.append("%s %s: %s against %s" % (
                     workload, topic, ", ".join(map(str, sorted(names, key=str))),
                     ", ".join(map(str, sorted(said[1][topic], key=str)))))
     return {"speedups_within_10pct": close, "speedups": total,
-            "contradictions": contradictions}
+            "takeaways": topics, "contradictions": contradictions}
