@@ -31,6 +31,7 @@ from concbench.run.added_rounds import Between
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
+from concbench.analysis.gate import gate
 from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
@@ -84,7 +85,8 @@ def cost_of(rows, pairs):
     return cost
 
 
-def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
+def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None, ends=None,
+             slowed=None):
     """One simulated run of the world ``truths`` (``synthetic.WORLDS``, its
     --precision too): the preset's two rounds of every benchmark, charged to
     the budget, then the rounds the open questions need. (The null row's
@@ -95,13 +97,18 @@ def simulate(kind, sd, rng, budget=BUDGET_S, truths="default", ledger=None):
     both races, whether the answer to where more workers stopped helping is
     right (None without a series), every round read, side by side ones
     included.) With a ``ledger`` (``given_up.Ledger``), the run spends its
-    budget on what bench.py gives up, noting where bench.py would stop."""
+    budget on what bench.py gives up, noting where bench.py would stop.
+    ``ends``: a list that gets the run's rows by workload at its end;
+    ``slowed``: {row name: factor} of true speedups changed from the
+    world's (a model made slower)."""
     with memoized():
-        return _simulate(kind, sd, rng, budget, truths, ledger)
+        return _simulate(kind, sd, rng, budget, truths, ledger, ends, slowed)
 
 
-def _simulate(kind, sd, rng, budget, truths, ledger=None):
+def _simulate(kind, sd, rng, budget, truths, ledger=None, ends=None, slowed=None):
     rows, fastest, precision = world(kind, truths)
+    for name, factor in (slowed or {}).items():
+        rows[name].truth *= factor
     noise, preset = Noise(kind, sd, rng), cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
@@ -134,6 +141,8 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None):
         spent += used
         number += 1
     groups, controls = settle_all(rows)
+    if ends is not None:
+        ends.append(groups)
     if ledger is not None:
         ledger.end(all_questions(groups, controls, precision), spent)
     races = {workload: (Race(rows_of), count_race_of(rows_of)) for workload, rows_of in groups.items()}
@@ -189,6 +198,38 @@ def curves_read(members, truths):
             top = max(count for count in ladder_rungs(cpus) if count <= cpus)
             found["peak held"] &= not fit.peak_within()
             found["no peak said"] &= fit.peak_low is not None and fit.peak_low > top
+    return found
+
+
+def gate_trial(kind, sd, rng, truths="five", slowed=None, budget=BUDGET_S, alpha=None):
+    """Two simulated runs of one world, the second with the true speedups
+    ``slowed`` ({row name: factor}; none: the same code twice), read by
+    report.py's --fail-on (``analysis.gate``): (the rows it calls slower,
+    the rows it calls changed)."""
+    ends = []
+    simulate(kind, sd, rng, budget, truths, ends=ends)
+    simulate(kind, sd, rng, budget, truths, ends=ends, slowed=slowed)
+    changes = gate(*ends, **({} if alpha is None else {"alpha": alpha}))
+    return ([c.name for c in changes if c.fails("slower")],
+            [c.name for c in changes if c.fails("changed")])
+
+
+def gate_rates(trials, seed, noises=NOISES, spreads=SPREADS, truths="five", slowed=None,
+               budget=BUDGET_S, alpha=None):
+    """{(noise, sd): (the share of trials the gate failed on "slower", on
+    "changed", and where ``slowed``, the share that named every slowed row
+    slower)}, each cell of ``trials`` pairs of runs (``gate_trial``)."""
+    found = {}
+    for kind in noises:
+        for sd in spreads:
+            rng = random.Random("gate/%d/%s/%g/%s" % (seed, kind, sd, truths))
+            outcomes = [gate_trial(kind, sd, rng, truths, slowed, budget, alpha)
+                        for _ in range(trials)]
+            found[(kind, sd)] = (
+                sum(1 for slower, _ in outcomes if slower) / trials,
+                sum(1 for _, changed in outcomes if changed) / trials,
+                sum(1 for slower, _ in outcomes if slowed and set(slowed) <= set(slower))
+                / trials if slowed else None)
     return found
 
 
@@ -345,12 +386,36 @@ def _commit():
     return None if found.returncode or name.endswith("-dirty") else name
 
 
+def gate_table(trials, seed, worlds, budget, out=sys.stdout):
+    """report.py --fail-on on pairs of simulated runs: how often two runs of
+    the same code fail it, and how often a row made a third or half slower
+    in the second run is named slower."""
+    slow = {"w/threads-2": 2 / 3}, {"w/threads-2": 1 / 2}
+    print("report.py --fail-on on pairs of simulated runs, %d pairs per cell, within "
+          "%g s each (seed %d):" % (trials, budget, seed), file=out)
+    print("  world     noise           sd     same code: slower  changed  "
+          "1.5x slower found  2x slower found", file=out)
+    for truths in worlds:
+        null = gate_rates(trials, seed, truths=truths, budget=budget)
+        found = [gate_rates(trials, seed, truths=truths, budget=budget, slowed=one)
+                 for one in slow]
+        for cell, (slower, changed, _) in null.items():
+            print("  %-8s  %-14s  %-5g  %17.1f%%  %6.1f%%  %16.1f%%  %14.1f%%" % (
+                truths, cell[0], cell[1], 100 * slower, 100 * changed,
+                100 * found[0][cell][2], 100 * found[1][cell][2]), file=out, flush=True)
+
+
 def main(argv=None):
     parser = options("python -m concbench.simulation", __doc__, 3000)
     parser.add_argument("--json", metavar="PATH",
                         help="also write the table there, as the documentation "
                         "reads it (docs/data/simulation.json)")
+    parser.add_argument("--gate", action="store_true",
+                        help="the table of report.py --fail-on instead: pairs of runs")
     args = parsed(parser, argv)
+    if args.gate:
+        gate_table(args.trials, args.seed, args.world, args.budget)
+        return 0
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         parser.error("--json: no folder %s" % os.path.dirname(os.path.abspath(args.json)))
     started = time.monotonic()

@@ -2,25 +2,60 @@
 are compared once, when both are done, with the two-sample Student interval
 that pyperf's compare_to applies."""
 
+import functools
 import math
 import statistics
 
+from concbench import schema as K
 from concbench.analysis.stats import Ratio
 
-# Two-tailed 95% critical values of Student's t for 1 to 30 degrees of
-# freedom, then a few steps towards the normal distribution's 1.96.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-_T95_LARGE = ((200, 1.960), (100, 1.984), (80, 1.990), (60, 2.000), (50, 2.009),
-              (40, 2.021))
+# A row of two files measures the same thing only if these agree: the
+# workload's parameters, and for http the server and the Python it ran on.
+SAME_IN_A_COMPARISON = ((K.WORKLOAD_PARAMS, "workload parameters"),
+                        (K.HTTP_SERVER, "server"),
+                        (K.HTTP_SERVER_PYTHON, "server's Python"))
+
+
+def t_within(t, df):
+    """P(|T| < t) for Student's T of ``df`` (a whole number >= 1) degrees
+    of freedom, from its exact finite series (Abramowitz & Stegun 26.7.3
+    and 26.7.4)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    if df % 2:
+        term = total = 1.0 if df > 1 else 0.0
+        for k in range(3, df - 1, 2):
+            term *= c2 * (k - 1) / k
+            total += term
+        return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    term = total = 1.0
+    for k in range(2, df - 1, 2):
+        term *= c2 * (k - 1) / k
+        total += term
+    return math.sin(theta) * total
+
+
+@functools.lru_cache(maxsize=1024)
+def t_critical(df, alpha=0.05):
+    """The two-sided critical value of Student's t at level 1 - ``alpha``
+    for ``df`` degrees of freedom (a whole number >= 1): the t with
+    P(|T| < t) = 1 - alpha, by bisection to 1e-9."""
+    low, high = 0.0, 1.0
+    while t_within(high, df) < 1 - alpha:
+        low, high = high, high * 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if t_within(middle, df) < 1 - alpha:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-9 * high:
+            break
+    return high
 
 
 def t_critical_95(df):
-    for least, value in _T95_LARGE:
-        if df >= least:
-            return value
-    return _T95[min(df, len(_T95)) - 1]
+    return t_critical(df, 0.05)
 
 
 def unpaired_ratio(numerator, denominator):
@@ -41,3 +76,10 @@ def unpaired_ratio(numerator, denominator):
                       + statistics.variance(logs2) / len(logs2))
     half = t_critical_95(min(len(logs1), len(logs2)) - 1) * error
     return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), 0, 0)
+
+
+def not_comparable(row, ref):
+    """What differs between two files' rows that must not ("" if nothing)."""
+    differ = [label for key, label in SAME_IN_A_COMPARISON
+              if row.meta.get(key) != ref.meta.get(key)]
+    return "different " + " and ".join(differ) if differ else ""

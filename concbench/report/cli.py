@@ -10,7 +10,9 @@ from . import files, plots, render_csv, render_html, render_text
 from .columns import CELLS, NARROW, cells
 from .compare import compare_to_table
 from .document import Analysis, comparison, label, single
+from concbench.analysis.controls import control_state
 from .load import ReportError, expand, load, written_by_bench
+from concbench.analysis.gate import FAIL_ON, GateError, gate
 
 PROG = "report.py"
 RENDERERS = {"text": render_text.render, "markdown": render_text.render_markdown,
@@ -53,6 +55,11 @@ def argument_parser(prog=PROG):
                         "files first")
     parser.add_argument("--plot", metavar="DIR",
                         help="write PNG charts per workload into DIR (needs matplotlib)")
+    parser.add_argument("--fail-on", choices=FAIL_ON,
+                        help="two files, a base and a new run: exit 1 when a row "
+                        "common to both is decided slower (or changed: slower or "
+                        "faster) beyond the 5%% band, its speedup against its own "
+                        "file's reference compared, at 95%% over all the rows")
     parser.add_argument("--html", metavar="FILE",
                         help="write the report as one self-contained HTML page "
                         "(-: to standard output); never over an input file, a link, "
@@ -130,9 +137,13 @@ def main(argv=None, prog=PROG):
                 if not written_by_bench(suite):
                     raise ReportError("--html: %s is a pyperf file, but not one "
                                       "written by bench.py (no workload metadata)" % path)
+        if args.fail_on and len(args.files) != 2:
+            raise ReportError("--fail-on compares exactly two files, a base and a new "
+                              "run (%d given)" % len(args.files))
         if args.compare_to_table and len(suites) < 2:
             raise ReportError("--compare-to-table needs two files or more")
         analyses = [Analysis(path, suite) for path, suite in zip(args.files, suites)]
+        verdicts = gate_lines(analyses, args.fail_on, args.workload) if args.fail_on else None
         if len(suites) > 1 and not shared_benchmarks(suites):
             print("%s: warning: the files share no benchmark: each is shown, nothing is "
                   "compared" % prog, file=sys.stderr)
@@ -169,9 +180,56 @@ def main(argv=None, prog=PROG):
                     files.make_folder(directory, "--plot")
                 for written in write_plots(doc, directory, args.files):
                     print("wrote %s" % written, file=sys.stderr)
+        if verdicts is not None:
+            failed, lines = verdicts
+            print("%s: %s" % (prog, lines[0]), file=sys.stderr)
+            for line in lines[1:]:
+                print(line, file=sys.stderr)
+            return 1 if failed else 0
     except ReportError as exc:
         print("%s: error: %s" % (prog, exc), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     return 0
+
+
+def gate_lines(analyses, fail_on, workloads=None):
+    """--fail-on: (whether a row fails it, the lines that say which and by
+    how much) of the base and the new file (``analysis.gate``)."""
+    base, new = (a.selected(workloads) for a in analyses)
+    skipped = []
+    try:
+        changes = gate(base, new, skipped=skipped)
+    except GateError as exc:
+        raise ReportError("--fail-on: %s and %s: %s" % (analyses[0].path, analyses[1].path, exc))
+    failing = [c for c in changes if c.fails(fail_on)]
+    untold = [c.name for c in changes if c.ratio is None or c.ratio.low is None]
+    lines = ["fail-on %s: %s of %d rows %s beyond the same-within-5%% band (95%% over the "
+             "%d together; each row's speedup against its own file's reference, %s "
+             "against %s)" % (fail_on, len(failing) or "none", len(changes),
+                              "slower" if fail_on == "slower" else "changed",
+                              len(changes), label(analyses[1].path), label(analyses[0].path))]
+    for change in failing:
+        base_row, new_row = change.rows
+        lines.append("  %s: %s, its speedup %.2fx -> %.2fx against %s" % (
+            change.name, describe(change.ratio), base_row.speedup, new_row.speedup,
+            base_row.reference.model))
+    if untold:
+        lines.append("  not judged, with fewer than 2 rounds in a file: " + ", ".join(untold))
+    for name, why in skipped:
+        lines.append("  not compared: %s (%s)" % (name, why))
+    for analysis in analyses:
+        if any(control_state(row) in ("faster", "slower") for row in analysis.controls.values()):
+            lines.append("  %s: its A/A control came out faster or slower: the machine moved "
+                         "under that run, and so may the gate's answer" % analysis.path)
+    return bool(failing), lines
+
+
+def describe(ratio):
+    """"1.62x slower [1.40-1.85]" of a ratio new / base of speedups."""
+    point, low, high = 1 / ratio.point, 1 / ratio.high, 1 / ratio.low
+    if ratio.point >= 1:
+        point, low, high = ratio.point, ratio.low, ratio.high
+    return "%.2fx %s [%.2f-%.2f]" % (point, "slower" if ratio.point < 1 else "faster",
+                                     low, high)

@@ -6,17 +6,10 @@ import subprocess
 import sys
 
 from concbench import schema as K
-from concbench.analysis.unpaired import unpaired_ratio
+from concbench.analysis.unpaired import not_comparable, unpaired_ratio
 
 from .load import ReportError
 from concbench.analysis.race import Race
-
-# A row of two files measures the same thing only if these agree: the
-# workload's parameters, and for http the server and the Python it ran on.
-SAME_IN_A_COMPARISON = ((K.WORKLOAD_PARAMS, "workload parameters"),
-                        (K.HTTP_SERVER, "server"),
-                        (K.HTTP_SERVER_PYTHON, "server's Python"))
-
 
 def change(ratio):
     """'1.25x slower [1.10-1.42]' style text for a ratio other / reference."""
@@ -42,13 +35,6 @@ def describe_change(text, significant):
     if significant is None:
         return "%s (too few values to tell)" % text
     return text if significant else "%s (not significant)" % text
-
-
-def not_comparable(row, ref):
-    """What differs between two files' rows that must not ("" if nothing)."""
-    differ = [label for key, label in SAME_IN_A_COMPARISON
-              if row.meta.get(key) != ref.meta.get(key)]
-    return "different " + " and ".join(differ) if differ else ""
 
 
 def records(paths, groups):
