@@ -53,6 +53,15 @@ class Change:
             return "faster"
         return None
 
+    def reach(self):
+        """How large a change of this row, either way, the gate could have
+        told from these rounds: the interval's wider side times the band's
+        upper end; None without an interval."""
+        if self.ratio is None or self.ratio.low is None:
+            return None
+        return max(self.ratio.high / self.ratio.point, self.ratio.point / self.ratio.low) \
+            * SAME_BAND[1]
+
     def fails(self, fail_on):
         return self.direction == "slower" or (fail_on == "changed" and self.direction)
 

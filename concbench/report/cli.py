@@ -4,6 +4,7 @@ render it in the chosen format, and write the page and the charts asked for."""
 import argparse
 import json
 import os
+import statistics
 import sys
 
 from . import files, plots, render_csv, render_html, render_text
@@ -215,6 +216,14 @@ def gate_lines(analyses, fail_on, workloads=None):
         lines.append("  %s: %s, its speedup %.2fx -> %.2fx against %s" % (
             change.name, describe(change.ratio), base_row.speedup, new_row.speedup,
             base_row.reference.model))
+    judged = [c for c in changes if c.reach() is not None]
+    if judged:
+        reach = statistics.median(c.reach() for c in judged)
+        rounds = sorted({c.ratio.rounds for c in judged})
+        lines.append("  the change a row needed to fail it: %s (the median row, %s rounds a "
+                     "file); more rounds (-p, --max-time) find smaller ones" % (
+                         "%.2fx or more" % reach if reach < 100 else "more than 100x",
+                         "-".join(map(str, rounds[::max(1, len(rounds) - 1)]))))
     if untold:
         lines.append("  not judged, with fewer than 2 rounds in a file: " + ", ".join(untold))
     for name, why in skipped:
