@@ -16,6 +16,13 @@ own parameters, whose names their ``Option`` declares
 import re
 import sys
 
+# No figure of a run is this large (seconds, bytes, counts): beyond it, a
+# value is an error of the file, and would overflow the arithmetic. A
+# benchmark's values, and the reference's batches beside them, lie within
+# (SMALLEST, LARGEST).
+LARGEST = 1e15
+SMALLEST = 1e-12
+
 SUITE, BENCH, RUN = "suite", "benchmark", "run"
 # How a run key combines over the run's batches (concbench.run.record).
 COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE, MERGED = (

@@ -130,12 +130,59 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     one_line_error(gated(tmp_path, base, base, base, "--fail-on", "slower"),
                    "exactly two files", "3 given")
     other = bench_file(tmp_path / "other.json", BASE, workload="v")
-    one_line_error(gated(tmp_path, base, other, "--fail-on", "slower"), "share no row")
+    one_line_error(gated(tmp_path, base, other, "--fail-on", "slower"),
+                   "no row is in both files", "w/asyncio (only in the base file)")
     unreferenced = bench_file(tmp_path / "noref.json",
                               {k: v for k, v in BASE.items() if k != "sequential"})
     one_line_error(gated(tmp_path, base, unreferenced, "--fail-on", "slower"),
                    "no reference row in the new file")
     one_line_error(gated(tmp_path, base, base, "--fail-on", "worse"), "invalid choice")
+    # One round a file: nothing can be judged, and a gate that judged
+    # nothing must not pass.
+    once = bench_file(tmp_path / "once.json", BASE, rounds=1)
+    one_line_error(gated(tmp_path, once, once, "--fail-on", "slower"), "nothing can be judged")
+    # A row's reference batches that no float arithmetic can hold (1e308
+    # beside its own) leave it without a speedup in that file: named, and
+    # no traceback.
+    data = json.loads((ROOT / "tests" / "data" / "small.json").read_text())
+    for bench in data["benchmarks"]:
+        if bench["metadata"].get("name") == "rotate/threads-2":
+            for run_ in bench["runs"]:
+                meta = run_.get("metadata", {})
+                if "paired_reference_s" in meta:
+                    meta["paired_reference_s"] = " ".join(["1e308"] * len(run_["values"]))
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data))
+    proc = gated(tmp_path, ROOT / "tests" / "data" / "small.json", broken, "--fail-on", "changed")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "not compared, no speedup in the new file: rotate/threads-2" in proc.stderr
+
+
+def test_rows_in_one_file_only_are_named(tmp_path):
+    base = bench_file(tmp_path / "base.json", BASE)
+    fewer = bench_file(tmp_path / "new.json", {k: v for k, v in BASE.items() if k != "asyncio"},
+                       seed=2)
+    proc = gated(tmp_path, base, fewer, "--fail-on", "slower")
+    assert proc.returncode == 0, proc.stderr
+    assert "none of 1 rows slower" in proc.stderr
+    assert "not compared, only in the base file: w/asyncio" in proc.stderr
+
+
+def test_the_gates_status_stands_when_standard_output_closes_early(tmp_path):
+    """A reader that closes the report's standard output before it is written
+    (a pipe to head, or to true here): the gate still
+    prints its lines and exits 1."""
+    import subprocess
+    import sys
+
+    base = bench_file(tmp_path / "base.json", BASE, seed=1, noise=0.002)
+    slower = bench_file(tmp_path / "new.json", dict(BASE, asyncio=0.2), seed=2, noise=0.002)
+    proc = subprocess.run("%s %s %s %s --fail-on slower --format json | true; "
+                          "echo status ${PIPESTATUS[0]} >&2" % (sys.executable, REPORT, base, slower),
+                          shell=True, executable="/bin/bash", capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert "status 1" in proc.stderr and "w/asyncio: 2.00x slower" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 # -- the error rate, on simulated runs of known truth -------------------------------------

@@ -312,3 +312,34 @@ def test_unrelated_benchmarks_are_compared_but_none_is_best(tmp_path):
 
 def flat_text(text):
     return " ".join(text.split())
+
+
+def test_bad_input_is_the_only_line_even_after_a_value_shown_as_missing(tmp_path):
+    """A file with a value out of range (a warning) and an error after it:
+    the error is the one line on stderr; a name with a line break in it
+    stays on that line."""
+    data = json.loads(SMALL.read_text())
+    replace_values(data, lambda key, value: 1e300 if key == "round" else KEEP)
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    proc = report([odd, "--fail-on", "slower"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "exactly two files" in proc.stderr, proc.stderr
+    broken = tmp_path / "a\nb.json"
+    proc = report([broken], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "a\\nb.json" in proc.stderr
+
+
+def test_values_of_other_units_are_not_compared_as_times(tmp_path):
+    """pyperf timeit with and without --tracemalloc: bytes against seconds
+    of one benchmark name are not comparable, and the columns say value."""
+    times = plain_pyperf_file(tmp_path / "times.json", ["timeit"])
+    data = json.loads(times.read_text())
+    data["metadata"]["unit"] = "byte"
+    memory = tmp_path / "memory.json"
+    memory.write_text(json.dumps(data))
+    document = json.loads(report([memory, times, "--format", "json"], tmp_path).stdout)
+    assert document["benchmarks"][0]["files"][1]["not_comparable"] == "different units"
+    text = report([memory, times], tmp_path).stdout
+    assert "memory value" in text and "value change" in text and "memory time" not in text

@@ -84,7 +84,7 @@ def change_of(base, new, alpha):
     interval at level 1 - ``alpha``; no interval with fewer than two
     rounds on a side."""
     logs = [round_logs(base), round_logs(new)]
-    if not all(logs):
+    if not all(logs) or not all(math.isfinite(x) for one in logs for x in one):
         return None
     diff = statistics.fmean(logs[1]) - statistics.fmean(logs[0])
     if min(map(len, logs)) < 2:
@@ -106,17 +106,22 @@ def gated_rows(base_groups, new_groups, skipped=None):
     """{benchmark: (base Row, new Row)} of the rows the gate compares: the
     models, not the reference or the A/A control, that both files have,
     each with a speedup against its own file's reference and measuring the
-    same thing (``unpaired.not_comparable``: those that do not go to
-    ``skipped``, a list, with why). GateError where there is none, or where
-    a workload both files have lacks its reference in one."""
+    same thing. The rows of bench.py's that are left out go to ``skipped``
+    (a list) with why: in one file only, with no speedup in one, or not
+    comparable (``unpaired.not_comparable``). GateError where no row is
+    compared, or where a workload both files have lacks its reference in
+    one, or has another."""
+    skipped = [] if skipped is None else skipped
     pairs = {}
-    for workload, rows in base_groups.items():
-        others = {r.name: r for r in new_groups.get(workload, [])}
-        shared = [r for r in rows if r.ours and r.name in others and others[r.name].ours]
-        if not shared:
+    for workload in dict.fromkeys(list(base_groups) + list(new_groups)):
+        sides = [{r.name: r for r in groups.get(workload, []) if r.ours}
+                 for groups in (base_groups, new_groups)]
+        if not all(sides):
+            skipped.extend((name, "only in the %s file" % which) for side, which in zip(
+                sides, ("base", "new")) for name, row in side.items() if row.reference is not row)
             continue
-        references = [next((r for r in group if r.ours and r.reference is r), None)
-                      for group in (rows, new_groups[workload])]
+        references = [next((r for r in side.values() if r.reference is r), None)
+                      for side in sides]
         if None in references:
             raise GateError("workload %s has no reference row in %s file" % (
                 workload, "the base" if references[0] is None else "the new"))
@@ -124,18 +129,22 @@ def gated_rows(base_groups, new_groups, skipped=None):
             raise GateError("workload %s is measured against %s in the base file and "
                             "%s in the new one" % (workload, references[0].model,
                                                    references[1].model))
-        for row in shared:
-            if row.reference is row or row.ratio is None or others[row.name].ratio is None:
+        for name in dict.fromkeys(list(sides[0]) + list(sides[1])):
+            base, new = (side.get(name) for side in sides)
+            if base is references[0] or new is references[1]:
                 continue
-            differs = not_comparable(others[row.name], row)
-            if differs:
-                if skipped is not None:
-                    skipped.append((row.name, differs))
-                continue
-            pairs[row.name] = (row, others[row.name])
+            why = (("only in the %s file" % ("base" if new is None else "new"))
+                   if base is None or new is None else
+                   "no speedup in the %s file" % ("base" if base.ratio is None else "new")
+                   if base.ratio is None or new.ratio is None else not_comparable(new, base))
+            if why:
+                skipped.append((name, why))
+            else:
+                pairs[name] = (base, new)
     if not pairs and skipped:
-        raise GateError("no row of both measures the same thing in both: %s" % "; ".join(
-            "%s (%s)" % one for one in skipped))
+        raise GateError("no row is in both files with a speedup there, measuring the same "
+                        "thing: %s" % "; ".join("%s (%s)" % one for one in skipped[:5])
+                        + (" and %d more" % (len(skipped) - 5) if len(skipped) > 5 else ""))
     if not pairs:
         raise GateError("the two files share no row of bench.py's with a speedup "
                         "against its reference")

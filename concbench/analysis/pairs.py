@@ -29,7 +29,7 @@ def in_worker(pairing, timed_runs):
         except (KeyError, ValueError, AttributeError):
             continue
         if len(batches) != len(run.values) or not all(
-                0 < x < math.inf for x in batches + list(run.values)):
+                K.SMALLEST < x < K.LARGEST for x in batches + list(run.values)):
             continue
         number = meta.get(K.ROUND, position)
         partner[number] = statistics.median(batches)

@@ -82,4 +82,7 @@ def not_comparable(row, ref):
     """What differs between two files' rows that must not ("" if nothing)."""
     differ = [label for key, label in SAME_IN_A_COMPARISON
               if row.meta.get(key) != ref.meta.get(key)]
+    # pyperf's unit of the values (seconds unless a file says bytes).
+    if getattr(row, "unit", "second") != getattr(ref, "unit", "second"):
+        differ.append("units")
     return "different " + " and ".join(differ) if differ else ""

@@ -122,6 +122,9 @@ def write_plots(document, directory, inputs):
 
 
 def main(argv=None, prog=PROG):
+    """0: a report; 1: --fail-on found a row that fails it; 2: bad input,
+    in one line (warnings of values shown as missing come after every
+    check has passed, so that an error is the only line)."""
     try:
         args = parse_args(argv, prog)
         args.files = expand(args.files)
@@ -129,70 +132,85 @@ def main(argv=None, prog=PROG):
             files.check_html_target(args.html, args.files)
         if args.plot:
             files.check_plot_folder(args.plot, args.files)
+        if args.fail_on and len(args.files) != 2:
+            raise ReportError("--fail-on compares exactly two files, a base and a new "
+                              "run (%d given)" % len(args.files))
+        if args.compare_to_table and len(args.files) < 2:
+            raise ReportError("--compare-to-table needs two files or more")
         warnings = []
         suites = [load(path, warnings) for path in args.files]
-        for line in warnings:
-            print("%s: warning: %s" % (prog, line), file=sys.stderr)
         if args.html:
             for path, suite in zip(args.files, suites):
                 if not written_by_bench(suite):
                     raise ReportError("--html: %s is a pyperf file, but not one "
                                       "written by bench.py (no workload metadata)" % path)
-        if args.fail_on and len(args.files) != 2:
-            raise ReportError("--fail-on compares exactly two files, a base and a new "
-                              "run (%d given)" % len(args.files))
-        if args.compare_to_table and len(suites) < 2:
-            raise ReportError("--compare-to-table needs two files or more")
         analyses = [Analysis(path, suite) for path, suite in zip(args.files, suites)]
         verdicts = gate_lines(analyses, args.fail_on, args.workload) if args.fail_on else None
         if len(suites) > 1 and not shared_benchmarks(suites):
-            print("%s: warning: the files share no benchmark: each is shown, nothing is "
-                  "compared" % prog, file=sys.stderr)
+            warnings.append("the files share no benchmark: each is shown, nothing is compared")
         if len(analyses) == 1:
             document = single(analyses[0], args.workload, args.sort, args.p99_bound)
         else:
             document = comparison(analyses, args.workload)
-        page = (render_html.render(document, [(p, read_bytes(p)) for p in args.files])
-                if args.html else None)
-        if args.compare_to_table:
-            print(compare_to_table(args.files))
-        if args.format in ("text", "markdown"):
-            print(render_text.render(document, args.format == "markdown", args.columns))
-        else:
-            print(RENDERERS[args.format](document))
-        if page is not None:
-            files.write_page(args.html, page, args.files)
-            if args.html != "-":
-                print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),
-                      file=sys.stderr)
-        if args.plot:
-            plot_documents = [(args.plot, document)]
-            if len(analyses) > 1:
-                # Each file's own charts too, in a folder of its name.
-                plot_documents += [(os.path.join(args.plot, files.safe_name(label(a.path), (".png",))),
-                                    single(a, args.workload, args.sort, args.p99_bound))
-                                   for a in analyses]
-            try:
-                os.makedirs(args.plot, exist_ok=True)
-            except OSError as exc:
-                raise ReportError("--plot %s: %s" % (args.plot, exc.strerror or exc))
-            for directory, doc in plot_documents:
-                if directory != args.plot:
-                    files.make_folder(directory, "--plot")
-                for written in write_plots(doc, directory, args.files):
-                    print("wrote %s" % written, file=sys.stderr)
-        if verdicts is not None:
-            failed, lines = verdicts
-            print("%s: %s" % (prog, lines[0]), file=sys.stderr)
-            for line in lines[1:]:
-                print(line, file=sys.stderr)
-            return 1 if failed else 0
+        for line in warnings:
+            print("%s: warning: %s" % (prog, one_line(line)), file=sys.stderr)
+        try:
+            write_outputs(args, analyses, document)
+        except BrokenPipeError:
+            # The reader closed standard output early (a pipe to head):
+            # nothing more can reach it, and Python's flush at exit must
+            # not raise again. The gate's answer still stands.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if verdicts is None:
+            return 0
+        failed, lines = verdicts
+        print("%s: %s" % (prog, lines[0]), file=sys.stderr)
+        for line in lines[1:]:
+            print(line, file=sys.stderr)
+        return 1 if failed else 0
     except ReportError as exc:
-        print("%s: error: %s" % (prog, exc), file=sys.stderr)
+        print("%s: error: %s" % (prog, one_line(str(exc))), file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
-    return 0
+
+
+def one_line(text):
+    """``text`` with its line breaks and other control characters escaped
+    (a file's name or a name from its data may hold them)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def write_outputs(args, analyses, document):
+    """The report in its format on standard output, then the page and the
+    charts asked for."""
+    page = (render_html.render(document, [(p, read_bytes(p)) for p in args.files])
+            if args.html else None)
+    if args.compare_to_table:
+        print(compare_to_table(args.files))
+    if args.format in ("text", "markdown"):
+        print(render_text.render(document, args.format == "markdown", args.columns))
+    else:
+        print(RENDERERS[args.format](document))
+    if page is not None:
+        files.write_page(args.html, page, args.files)
+        if args.html != "-":
+            print("wrote %s (%d KiB)" % (args.html, len(page.encode()) // 1024),
+                  file=sys.stderr)
+    if args.plot:
+        plot_documents = [(args.plot, document)]
+        if len(analyses) > 1:
+            # Each file's own charts too, in a folder of its name.
+            plot_documents += [(os.path.join(args.plot, files.safe_name(label(a.path), (".png",))),
+                                single(a, args.workload, args.sort, args.p99_bound))
+                               for a in analyses]
+        try:
+            os.makedirs(args.plot, exist_ok=True)
+        except OSError as exc:
+            raise ReportError("--plot %s: %s" % (args.plot, exc.strerror or exc))
+        for directory, doc in plot_documents:
+            if directory != args.plot:
+                files.make_folder(directory, "--plot")
+            for written in write_plots(doc, directory, args.files):
+                print("wrote %s" % written, file=sys.stderr)
 
 
 def gate_lines(analyses, fail_on, workloads=None):
@@ -206,6 +224,9 @@ def gate_lines(analyses, fail_on, workloads=None):
         raise ReportError("--fail-on: %s and %s: %s" % (analyses[0].path, analyses[1].path, exc))
     failing = [c for c in changes if c.fails(fail_on)]
     untold = [c.name for c in changes if c.ratio is None or c.ratio.low is None]
+    if len(untold) == len(changes):
+        raise ReportError("--fail-on: no row of the %d in both files has 2 rounds in each: "
+                          "nothing can be judged (more rounds: -p, --max-time)" % len(changes))
     lines = ["fail-on %s: %s of %d rows %s beyond the same-within-5%% band (95%% over the "
              "%d together; each row's speedup against its own file's reference, %s "
              "against %s)" % (fail_on, len(failing) or "none", len(changes),
@@ -226,8 +247,11 @@ def gate_lines(analyses, fail_on, workloads=None):
                          "-".join(map(str, rounds[::max(1, len(rounds) - 1)]))))
     if untold:
         lines.append("  not judged, with fewer than 2 rounds in a file: " + ", ".join(untold))
+    reasons = {}
     for name, why in skipped:
-        lines.append("  not compared: %s (%s)" % (name, why))
+        reasons.setdefault(why, []).append(name)
+    for why, names in reasons.items():
+        lines.append("  not compared, %s: %s" % (why, ", ".join(names)))
     for analysis in analyses:
         if any(control_state(row) in ("faster", "slower") for row in analysis.controls.values()):
             lines.append("  %s: its A/A control came out faster or slower: the machine moved "

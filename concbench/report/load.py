@@ -29,11 +29,7 @@ PYPERF_READ = {"cpu_count": (int, 1), "duration": (float, 0), "loops": (int, 1),
                **{key: (int, 1) for key in ("mem_max_rss", "command_max_rss",
                                             "tracemalloc_peak", "mem_peak",
                                             "mem_peak_pagefile_usage")}}
-# No figure of a run is this large (seconds, bytes, counts): beyond it, a value
-# is an error of the file, and would overflow the arithmetic.
-LARGEST = 1e15
-# A value of a benchmark (a time, bytes, a count) within (SMALLEST, LARGEST).
-SMALLEST = 1e-12
+LARGEST, SMALLEST = schema.LARGEST, schema.SMALLEST
 
 
 class ReportError(Exception):
@@ -105,8 +101,9 @@ def checked(suite, path, warnings=None):
     for bench in suite.get_benchmarks():
         runs, changed = [], False
         for run in bench.get_runs():
-            if not all(SMALLEST < value < LARGEST for value in run.values):
-                note(found, ("values", "are out of range"), bench, min(run.values or [0]))
+            wrong = [value for value in run.values if not SMALLEST < value < LARGEST]
+            if wrong:
+                note(found, ("values", "are out of range"), bench, wrong[0])
                 changed = True
                 continue
             meta = run.get_metadata()

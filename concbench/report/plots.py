@@ -181,6 +181,9 @@ def models_figure(plt, name, entry):
         speed.set_xlim(min(min(bounds), 0.5) / 1.3, max(max(bounds), 2) * 1.8)
     speed.set_title("speedup against %s (95%% interval, log)"
                     % (entry["reference"] or "the reference"))
+    if not any(row["speedup"] for row in rows):
+        speed.text(0.5, 0.5, "no speedup: no reference model\nin these benchmarks",
+                   transform=speed.transAxes, ha="center", va="center", color=NEUTRAL)
     # Time against the ideal (a plain pyperf file's values may be bytes).
     scale, title = VALUE_AXES.get(unit_of(rows), (1.0, "value (units differ: see the table)"))
     means = [row["mean_s"] * scale for row in rows]
@@ -197,17 +200,22 @@ def models_figure(plt, name, entry):
     # Memory of the process tree: what was there before the batch, and added;
     # pyperf's figure of one process is a peak alone.
     peaks = [(row["mem_peak_bytes"] or 0) / MIB for row in rows]
-    sources = memory_sources(rows)
-    if sources in ([], [TREE_PSS]):
-        added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
-        memory.barh(places, [p - a for p, a in zip(peaks, added)], color="#b0b0b0",
-                    label="before the batches")
-        memory.barh(places, added, left=[p - a for p, a in zip(peaks, added)],
-                    color="#dd8452", label="added by the model")
-        memory.set_title("peak memory of the process tree (MiB, PSS)")
-    else:
-        memory.barh(places, peaks, color="#b0b0b0", label="peak")
-        memory.set_title("peak memory (MiB, %s)" % " or ".join(sources))
+    added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
+    tree = [row.get("mem_peak_source") in (None, TREE_PSS) for row in rows]
+    if any(tree):
+        memory.barh(places, [p - a if t else 0 for p, a, t in zip(peaks, added, tree)],
+                    color="#b0b0b0", label="before the batches")
+        memory.barh(places, [a if t else 0 for a, t in zip(added, tree)],
+                    left=[p - a for p, a in zip(peaks, added)], color="#dd8452",
+                    label="added by the model")
+    for source in memory_sources(rows):
+        if source != TREE_PSS:
+            memory.barh(places, [p if row.get("mem_peak_source") == source else 0
+                                 for p, row in zip(peaks, rows)],
+                        color="#ffffff", edgecolor="#555555", hatch="//",
+                        label="peak, %s of one process" % source)
+    memory.set_title("peak memory of the process tree (MiB, PSS)" if all(tree)
+                     else "peak memory (MiB)")
     _legend_below(memory)
     for axis in (speed, time, memory):
         axis.grid(axis="x", alpha=0.3, which="both")

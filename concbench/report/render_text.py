@@ -130,10 +130,13 @@ def comparison_headers(labels, records=()):
     """The comparison's titles; ``records``: the table's benchmarks, whose
     memory figures each file's memory title names (``memory_title``)."""
     headers = ["benchmark"]
+    # A plain pyperf file's values may be bytes or numbers (their unit).
+    word = "time" if all(e.get("unit", "second") == "second" for r in records
+                         for e in r["files"]) else "value"
     for i, name in enumerate(labels):
-        headers.append("%s time" % name)
+        headers.append("%s %s" % (name, word))
         if i:
-            headers.append("time change")
+            headers.append("%s change" % word)
         headers.append(memory_title([r["files"][i] for r in records], "%s MiB" % name))
         if i:
             headers.append("memory change")
@@ -224,7 +227,7 @@ def render_comparison(document, markdown):
         # The changes wrap first, then, where a workload's longest name
         # leaves no room, the times (a mean over its spread).
         changes = [i for i, h in enumerate(headers) if h.endswith(" change")]
-        times = [i for i, h in enumerate(headers) if h.endswith(" time")]
+        times = [i for i, h in enumerate(headers) if h.endswith((" time", " value"))]
         lines.append(table(headers, body if markdown else
                            fitted(headers, body, changes[::-1] + times[::-1]), markdown))
         best = best_line(document, workload)
