@@ -30,7 +30,7 @@ FIND_ENV = $(if $(FIND_LINKS),PIP_FIND_LINKS="$(FIND_LINKS)" \
 	UV_FIND_LINKS="$(subst $(space),$(comma),$(strip $(FIND_LINKS)))")
 VERSIONS_PATH := $(PATH)$(if $(PYENV_BINS),:$(subst $(space),:,$(PYENV_BINS)))
 
-.PHONY: bench docs scenario test versions venv clean
+.PHONY: bench check docs lint scenario test versions venv clean
 
 bench: $(STAMP)
 	@mkdir -p $(RESULTS)
@@ -58,6 +58,15 @@ scenario: $(STAMP)
 # take the free-threaded wheels from FIND_LINKS too, as `make versions` does.
 test: $(STAMP)
 	$(FIND_ENV) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The edit-and-test loop: ruff, then the quick tier of the tests (marked
+# quick: no benchmark process, no simulation, no docs build), in under a
+# minute. `make test` stays the whole suite.
+check: lint
+	$(BIN)/python -m pytest -m quick -q $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 # The reference pages (docs/, Sphinx and MyST): warnings, broken links and
 # references are errors. The option reference and the metadata keys are made

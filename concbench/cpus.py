@@ -20,15 +20,14 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 
 @dataclass(frozen=True)
 class Cpus:
     logical: int                    # os.cpu_count(): the machine's logical CPUs
     affinity: int                   # CPUs of the affinity set
-    quota: Optional[float] = None   # the cgroup quota in CPUs, None: none
-    physical: Optional[int] = None  # physical cores (psutil), None: unknown
+    quota: float | None = None   # the cgroup quota in CPUs, None: none
+    physical: int | None = None  # physical cores (psutil), None: unknown
     note: str = ""                  # why a quota could not be read
 
     @property

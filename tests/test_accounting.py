@@ -88,6 +88,7 @@ TREE_CPU = textwrap.dedent("""
 """)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
 def test_tree_cpu_equals_what_the_pool_processes_used(tmp_path, method):
     """The tree's CPU over a pool's life against each pool process's own

@@ -31,6 +31,7 @@ SLEEP = ["--workload", "sleep", "--model", "sequential,threads-2,asyncio",
          "-n", "1", "-w", "0", "--quiet"]
 
 
+@pytest.mark.quick
 def test_verdicts_follow_the_interval():
     assert verdict(Ratio(1.5, 1.2, 1.9, 3, 3)) == "faster"
     assert verdict(Ratio(0.5, 0.4, 0.6, 0, 3)) == "slower"
@@ -41,6 +42,7 @@ def test_verdicts_follow_the_interval():
     assert abs(half_width(Ratio(2.0, 1.8, 2.2, 3, 3)) - 0.1) < 1e-9
 
 
+@pytest.mark.quick
 def test_extra_rounds_extend_the_schedule_alike_in_every_process():
     extra = [[0, 2], [2, 0]]
     assert parse_extra(format_extra(extra)) == extra
@@ -73,6 +75,7 @@ def opened(suite, precision=None):
             if not q.answered]
 
 
+@pytest.mark.quick
 def test_open_questions_are_the_undecided_rows_and_the_open_races():
     # Two rounds decide nothing: the interval is unbounded until three.
     assert opened(file_of([2.0, 2.02], 2)) == [("w/m", "row"), ("w: fastest", "fastest")]
@@ -90,6 +93,7 @@ def test_open_questions_are_the_undecided_rows_and_the_open_races():
     assert opened(file_of([0.995, 1.005, 1.0], 6), precision=5) == []
 
 
+@pytest.mark.quick
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
     # Two rounds are too few to give a question up.
@@ -109,6 +113,7 @@ def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     assert comparisons.rounds_needed(logs, comparisons.verdict_room, alpha=0.05 / 16) > clear
 
 
+@pytest.mark.quick
 def test_a_question_is_given_up_only_when_its_most_favourable_reading_is_far():
     """A step whose rounds centre on the 5% it must clear (so that at its
     point estimates no number of rounds answers it) could still be
@@ -152,6 +157,7 @@ class N:
         self.name = name
 
 
+@pytest.mark.quick
 def test_questions_likely_to_be_answered_go_first_within_the_budget():
     still = [Q("slow-hope", 3, 60, ["w/a"], least=15), Q("soon", 3, 4, ["w/b"]),
              Q("later", 3, 6, ["w/c"])]
@@ -192,6 +198,7 @@ def test_questions_likely_to_be_answered_go_first_within_the_budget():
     assert allocation.choose(cheap[1:], cost, 3.5, joined)[1] == {"w/a", "w/b", "w/control"}
 
 
+@pytest.mark.quick
 def test_a_question_that_fits_alone_waits_for_the_cheaper_ones_to_be_answered():
     """Two questions 2 rounds of 1 s from an answer, one 3 rounds of 5 s
     from its own: each fits in 16 s alone, all three do not. The round
@@ -210,6 +217,7 @@ def test_a_question_that_fits_alone_waits_for_the_cheaper_ones_to_be_answered():
     assert [q.label for q in chosen] == ["dear"]
 
 
+@pytest.mark.quick
 def test_a_spent_budget_says_what_the_open_questions_would_need():
     """Round after round, the benchmarks of the questions that still need
     one: 2 rounds of a and b (3 s), then 3 more of c alone (6 s); a
@@ -228,6 +236,7 @@ def test_a_spent_budget_says_what_the_open_questions_would_need():
         "hopeless would need more than 200 rounds")
 
 
+@pytest.mark.quick
 def test_the_console_says_an_answer_that_is_open_again():
     """A race answered after round 8 whose leader changed by round 9 is
     said open again: the console never leaves an answer standing that the
@@ -244,6 +253,7 @@ def test_the_console_says_an_answer_that_is_open_again():
         "answered after 1 round (0s): sleep: fastest"]
 
 
+@pytest.mark.quick
 def test_a_race_runs_the_rows_it_can_soon_leave_behind():
     """A race of a leader, a row far behind it (1.25x its time) and one
     close to it, after 3 rounds (IO rows, paired by round): the far one
@@ -292,6 +302,7 @@ def rows_of_a_faster_rival(pairing):
     return leader, rival
 
 
+@pytest.mark.quick
 def test_a_rival_that_reads_faster_than_the_leader_leads():
     """On the 3 rounds a rival shares with the row of the best speedup, it
     reads 7% faster (rows paired by round): those rounds are what the race
@@ -308,6 +319,7 @@ def test_a_rival_that_reads_faster_than_the_leader_leads():
     assert part.needed < comparisons.MOST_ROUNDS and not allocation.hopeless(part)
 
 
+@pytest.mark.quick
 def test_a_rival_that_reads_over_5_percent_faster_is_not_hopeless():
     """The race's room for a rival that reads more than 5% faster than its
     leader: no number of rounds shows it "no more than 5% faster", but a
@@ -321,6 +333,7 @@ def test_a_rival_that_reads_over_5_percent_faster_is_not_hopeless():
         comparisons.MOST_ROUNDS
 
 
+@pytest.mark.quick
 def test_a_rival_near_the_leader_runs_beside_it():
     """The same rows paired in their worker: the rival, not told apart from
     the leader and within 10% of it, runs beside it, in a benchmark of its
@@ -354,6 +367,7 @@ def test_a_rival_near_the_leader_runs_beside_it():
     assert race.question("fastest", "w", "fastest").answered
 
 
+@pytest.mark.quick
 def test_comparisons_side_by_side_take_their_levels_in_the_order_they_opened():
     """The j-th comparison side by side a race opened is held to 1% / 2^(j-1)
     one-sided, by the round it first ran, whatever the file's order (a
@@ -374,6 +388,7 @@ def test_comparisons_side_by_side_take_their_levels_in_the_order_they_opened():
     assert race.levels == {id(first): pytest.approx(0.01), id(later): pytest.approx(0.005)}
 
 
+@pytest.mark.quick
 def test_a_comparison_side_by_side_runs_its_next_workers_in_rounds_of_its_own():
     """A part side by side that a round chose, after 1 of the 5 workers it
     needs, runs 3 more right after, in rounds of its own (4 in all, up to
@@ -396,6 +411,7 @@ def test_a_comparison_side_by_side_runs_its_next_workers_in_rounds_of_its_own():
     assert added_rounds.side_round([near], {"w/a beside lead": 0}, cost, 60.0) == (set(), 0.0)
 
 
+@pytest.mark.quick
 def test_a_side_round_runs_the_io_comparisons_of_the_last_round_that_fit_in_it():
     """A round of comparisons side by side also runs the parts of the last
     round whose rows pair by round (an IO race: any round that runs its
@@ -427,6 +443,7 @@ def test_a_side_round_runs_the_io_comparisons_of_the_last_round_that_fit_in_it()
     assert pending == {"w/a beside lead": 0}
 
 
+@pytest.mark.quick
 def test_the_io_comparisons_of_a_round_then_run_alone_shortest_first_within_its_seconds():
     """After a round of 60 s, its IO comparisons (paired by round) run in
     rounds of their own, the cheapest to answer first, each as many rounds
@@ -465,6 +482,7 @@ def test_the_io_comparisons_of_a_round_then_run_alone_shortest_first_within_its_
         {"io/lead", "io/b", "io/c"}, 3.0, "IO comparisons")
 
 
+@pytest.mark.quick
 def test_a_race_keeps_a_leader_that_ran_side_by_side():
     """A near tie: "lead" ran beside "b", and "a", which has run beside no
     row, now reads 1% ahead of it through the speedups. The race keeps
@@ -495,6 +513,7 @@ def test_a_race_keeps_a_leader_that_ran_side_by_side():
     assert by_row["b"].side is not None and by_row["a"].side is None
 
 
+@pytest.mark.quick
 def test_the_control_joins_every_round_that_adds_to_a_row():
     rows = build_rows(file_of([1.3, 0.8, 1.1], 6))["w"]
     suite_rows = {"w": rows}
@@ -512,6 +531,7 @@ def test_the_control_joins_every_round_that_adds_to_a_row():
     assert allocation.with_controls({"w/m"}, suite_rows, controls) == {"w/m", "w/control"}
 
 
+@pytest.mark.quick
 def test_workers_size_themselves_from_the_variance_where_it_lies():
     """More pairs where the spread lies between the pairs of a worker, more
     workers where it lies between workers; at least enough pairs that the
@@ -542,6 +562,7 @@ def test_workers_size_themselves_from_the_variance_where_it_lies():
     assert values_for(within, 0.0, easy) <= values_for(within, 0.0, hard)
 
 
+@pytest.mark.quick
 def test_a_round_of_every_benchmark_fits_what_is_left_of_the_budget():
     """The preset's rounds run every benchmark: their workers give up the
     values beyond one, largest first, until the round fits its share of
@@ -568,6 +589,7 @@ def test_a_round_of_every_benchmark_fits_what_is_left_of_the_budget():
     assert {n: s.values for n, s in found.items()} == {"big": 1, "small": 1, "alone": 1}
 
 
+@pytest.mark.quick
 def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
     from concbench.run.costs import Figures
 
@@ -587,6 +609,7 @@ def test_a_warm_up_is_kept_only_where_the_first_batch_is_slower():
     assert Figures(True, noisy, excess=[(0.5, 0.4)]).keeps_warmup()
 
 
+@pytest.mark.quick
 def test_a_spread_that_stays_wide_is_said():
     rnd = random.Random(1)
     wide = file_of([math.exp(rnd.gauss(0, 0.5)) for _ in range(12)], 12)
@@ -720,6 +743,7 @@ def test_a_fixed_count_adds_no_round(tmp_path):
     assert found["sleep/threads-2"] == [0]
 
 
+@pytest.mark.quick
 def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
     """A worker paired with the reference runs no warm-up in the first
     round: its first pair, against the rest, says whether later workers
@@ -791,6 +815,7 @@ def test_rounds_added_to_an_appended_file_run_only_this_runs_benchmarks(tmp_path
     assert len(found["encode/threads-2"]) == 1 and len(found["sleep/threads-2"]) >= 2
 
 
+@pytest.mark.quick
 def test_a_race_whose_leader_changes_on_its_last_pass_reads_against_the_last():
     """Three rows paired by round, each shown faster than the next on the
     rounds they share, in a circle: the leader changes on every pass, the

@@ -54,6 +54,7 @@ def passes(counts, runs, early=EARLY):
     return all(c <= 0.05 * runs for c in counts)
 
 
+@pytest.mark.quick
 def test_the_critical_value_is_where_the_mixture_reaches_one_over_alpha():
     for n in (4, 5, 8, 13, 40, 200):
         c = anytime.critical(n)
@@ -76,7 +77,7 @@ def test_the_martingale_is_the_mixture_it_claims():
         prior = np.exp(-thetas ** 2 / (2 * anytime.MIXTURE)) / math.sqrt(
             2 * math.pi * anytime.MIXTURE)
 
-        def log_likelihood(means, sigma):
+        def log_likelihood(means, sigma, xs=xs, n=n):
             return (-0.5 * ((xs[None, :] - means[:, None]) ** 2).sum(axis=1) / sigma ** 2
                     - n * math.log(sigma))
         mixed, null = [], []
@@ -91,6 +92,7 @@ def test_the_martingale_is_the_mixture_it_claims():
         assert anytime.martingale(n, mean, spread) == pytest.approx(ratio, rel=1e-3)
 
 
+@pytest.mark.quick
 def test_unbounded_for_two_rounds_then_wider_than_a_fixed_interval():
     assert anytime.first_bounded() == 3
     assert math.isinf(anytime.critical(2)) and math.isfinite(anytime.critical(3))
@@ -104,6 +106,7 @@ def test_unbounded_for_two_rounds_then_wider_than_a_fixed_interval():
     assert verdict(sequence_ratio(3, math.log(5.0), 0.001)) == "faster"
 
 
+@pytest.mark.quick
 def test_paired_ratio_carries_the_sequence_and_the_log_spread():
     reference = {r: 1.0 for r in range(10)}
     model = {r: 0.5 * (1.1 if r % 2 else 0.9) for r in range(10)}
@@ -128,6 +131,7 @@ CHANCE_ROUNDS = [[0.0031, 0.0053, 0.0140], [0.0082, 0.0012, 0.0056],
                  [-0.0037, 0.0057, 0.0253]]
 
 
+@pytest.mark.quick
 def test_rounds_that_agree_by_chance_do_not_decide_on_their_own():
     medians = {r: math.exp(sorted(g)[1]) for r, g in enumerate(CHANCE_ROUNDS)}
     # On the rounds alone, the sequence called the control faster at round 3.
@@ -149,6 +153,7 @@ def test_rounds_that_agree_by_chance_do_not_decide_on_their_own():
     assert within_floor([[0.1]]) is None
 
 
+@pytest.mark.quick
 def test_a_pair_across_a_change_of_speed_hardly_moves_the_floor():
     """The floor takes the pairs' spread as the median takes it: one pair
     in four off by 50% (a batch in a slow period) leaves it near the
@@ -161,6 +166,7 @@ def test_a_pair_across_a_change_of_speed_hardly_moves_the_floor():
     assert variance_floor > 4 * within_floor(steady)
 
 
+@pytest.mark.quick
 def test_rounds_that_resemble_their_neighbours_widen_the_interval():
     """Slow periods of several rounds that favour one side: the spread of
     rounds in time order is widened by their lag-1 autocorrelation, never
@@ -180,6 +186,7 @@ def test_rounds_that_resemble_their_neighbours_widen_the_interval():
     assert ratio_of(by_round).log_sd > ratio_of(shuffled).log_sd
 
 
+@pytest.mark.quick
 def test_an_interval_is_the_intersection_of_those_after_every_round():
     """The true ratio lies in every interval of a confidence sequence at
     once, so the one read after round n is the intersection of those after
@@ -215,6 +222,7 @@ def test_an_interval_is_the_intersection_of_those_after_every_round():
     assert last.low < 1 < last.high
 
 
+@pytest.mark.quick
 def test_a_row_paired_in_its_worker_takes_the_floor_from_its_pairs():
     import pyperf
 
@@ -284,6 +292,7 @@ def chances(rate, early=EARLY):
     return passed, failed_early
 
 
+@pytest.mark.quick
 def test_a_cell_read_at_each_look_passes_a_7_percent_method_under_1_percent():
     """The looks' rule on the exact law of a cell's error counts: a method
     erring at 7% passes with a chance under 1%, one at 8% under 0.1%, one
@@ -455,6 +464,7 @@ def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeyp
     assert figures() == memoized
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("truths", ["default", "five"])
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file(truths):
     """The path bench.py takes: the simulation's rows, written as a pyperf
@@ -549,6 +559,7 @@ def test_a_world_of_five_workloads_reads_each_workloads_races():
     assert any(0 < share < 1 for share in shares)
 
 
+@pytest.mark.quick
 def test_a_races_plan_needs_more_than_a_test_that_knew_its_spread():
     """The yardstick of docs/figures.md ("Five workloads on a noisy day",
     tests/measure_race_cost.py): no open comparison's plan needs fewer
@@ -632,6 +643,7 @@ def test_a_step_answers_from_the_races_runs_side_by_side(monkeypatch):
     assert side >= 0.5 and through <= 0.3, (side, through)
 
 
+@pytest.mark.quick
 def test_a_half_width_past_a_floats_range_is_no_interval_yet():
     """A level split over the 29 rows of a simulated 64-CPU machine, read
     at round 3, gives a half-width whose exp overflows: that is no

@@ -244,6 +244,7 @@ def test_existing_output_is_refused_and_kept(tmp_path):
     assert out.read_text() == "precious"
 
 
+@pytest.mark.quick
 def test_failed_check_stops_the_benchmark_loudly(capsys):
     from concbench.run import cell, worker
     from concbench import models

@@ -81,6 +81,7 @@ def test_a_run_carries_the_ceiling_beside_its_rows_and_the_report_reads_it(tmp_p
     assert document["workloads"]["encode"]["ceiling"]["processes"][1]["workers"] == 2
 
 
+@pytest.mark.quick
 def test_the_work_is_the_same_loop_in_every_copy():
     """A copy's result depends on its length alone, so every copy of a batch
     is checked against one computed outside the timed region."""

@@ -50,6 +50,7 @@ def report(tmp_path, path, *args):
     return proc.stdout
 
 
+@pytest.mark.quick
 def test_a_control_that_holds_is_shown_and_kept_out_of_the_models(tmp_path):
     path = write_suite(tmp_path / "ok.json", {"sequential": 0.3, "control": 0.3,
                                               "asyncio": 0.1})
@@ -94,6 +95,7 @@ def test_a_control_that_reads_faster_marks_the_run_untrusted(tmp_path):
     assert "UNTRUSTED" in html and "came out faster" in html
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("times, rounds, what", [
     ({"sequential": 0.3, "asyncio": 0.1}, None, "none"),
     # A control whose rounds are none of the reference's: nothing to pair.
@@ -114,6 +116,7 @@ def test_a_file_without_a_usable_control_says_so_in_one_line(tmp_path, times,
     assert document["workloads"]["w"]["rows"][1]["verdict"] == "faster"
 
 
+@pytest.mark.quick
 def test_a_plain_pyperf_file_has_no_control_and_no_traceback(tmp_path):
     runs = [pyperf.Run([0.1 + 0.001 * i], metadata={"name": "plain"},
                        collect_metadata=False) for i in range(3)]
@@ -128,6 +131,7 @@ def test_a_plain_pyperf_file_has_no_control_and_no_traceback(tmp_path):
     assert document["trusted"] is None
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("reference, said", [
     ("nosuch", "bench.py: error: --reference: unknown model 'nosuch'; models are: "),
     ("control", "bench.py: error: --reference: the A/A control is the reference run "
@@ -143,6 +147,7 @@ def test_an_unknown_reference_is_one_line_and_exit_2(tmp_path, reference, said):
     assert "Traceback" not in proc.stderr and not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.quick
 def test_a_reference_that_cannot_run_the_workload_is_refused(tmp_path):
     import sys
 
@@ -206,6 +211,7 @@ def spread_suite(path, spreads, rounds=30, seed=3):
     return path
 
 
+@pytest.mark.quick
 def test_a_wide_spread_is_the_models_own_only_where_the_control_is_narrower(tmp_path):
     path = spread_suite(tmp_path / "w.json", {"control": 0.1, "wide": 0.4, "alike": 0.1})
     lines = json.loads(report(tmp_path, path, "--format", "json"))["workloads"]["w"]["takeaways"]
@@ -292,6 +298,7 @@ def test_a_test_of_the_spread_without_its_split_or_robustness_fails_that_check(
     assert called_own(1000, **JUMPS) > least
 
 
+@pytest.mark.quick
 def test_the_comparison_names_the_leader_of_an_undecided_race(tmp_path):
     """Two files whose models are not told apart: each file's best is
     "undecided" with the model that leads, not every model of the race."""
@@ -335,6 +342,7 @@ def borderline_suite(path, workloads):
     return path
 
 
+@pytest.mark.quick
 def test_the_controls_of_a_run_share_its_five_percent(tmp_path):
     """With one control, its 95% interval decides; with two, each is held
     to 97.5%, so that a sound run is marked UNTRUSTED with at most 5%

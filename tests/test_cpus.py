@@ -35,6 +35,7 @@ def machine_root(tmp_path, cgroup, mountinfo, files):
     return str(tmp_path)
 
 
+@pytest.mark.quick
 def test_cgroup_v2_cpu_max_of_the_cgroup_and_its_parents_the_smallest_wins(tmp_path):
     root = machine_root(tmp_path, "0::/user.slice/app.service\n", MOUNTS_V2, {
         "sys/fs/cgroup/cpu.max": "max 100000\n",
@@ -48,6 +49,7 @@ def test_cgroup_v2_cpu_max_of_the_cgroup_and_its_parents_the_smallest_wins(tmp_p
     assert cpus.cgroup_quota(root) == (None, "")
 
 
+@pytest.mark.quick
 def test_cgroup_v1_quota_over_period_and_a_containers_own_cgroup(tmp_path):
     folder = "sys/fs/cgroup/cpu,cpuacct/docker/abc/"
     root = machine_root(tmp_path, "5:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n",
@@ -65,6 +67,7 @@ def test_cgroup_v1_quota_over_period_and_a_containers_own_cgroup(tmp_path):
     assert cpus.cgroup_quota(root) == (0.5, "")
 
 
+@pytest.mark.quick
 def test_a_quota_caps_the_affinity_rounded_up_and_says_why():
     machine = cpus.Cpus(logical=32, affinity=32, quota=2.5, physical=16)
     assert machine.usable == 3 and machine.limited_by() == ["quota"]
@@ -76,6 +79,7 @@ def test_a_quota_caps_the_affinity_rounded_up_and_says_why():
     assert cpus.decode(cpus.encode(both)) == both
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("text", ["abc def\n", "", "0 100000\n", "-5 100000\n",
                                   "100000 0\n", "inf 100000\n"])
 def test_a_malformed_cgroup_file_falls_back_to_the_affinity_set_with_the_reason(
@@ -87,6 +91,7 @@ def test_a_malformed_cgroup_file_falls_back_to_the_affinity_set_with_the_reason(
     assert machine.note.startswith("cgroup quota not read (")
 
 
+@pytest.mark.quick
 def test_an_unreadable_cgroup_file_falls_back_too(tmp_path):
     root = machine_root(tmp_path, "0::/a\n", MOUNTS_V2, {})
     (tmp_path / "sys/fs/cgroup/a/cpu.max").mkdir(parents=True)    # not a file
@@ -130,6 +135,7 @@ def test_on_one_cpu_of_the_affinity_set_a_run_records_one_and_its_ideal_follows(
 CGROUP_V1 = "/sys/fs/cgroup/cpu"
 
 
+@pytest.mark.quick
 def test_under_a_cgroup_v1_quota_of_one_cpu_the_usable_count_is_one(tmp_path):
     """cpu.cfs_quota_us = cpu.cfs_period_us: one CPU's time, as a
     container's --cpus=1 gives."""
@@ -162,6 +168,7 @@ def test_under_a_cgroup_v1_quota_of_one_cpu_the_usable_count_is_one(tmp_path):
 
 # -- the ladders -----------------------------------------------------------------
 
+@pytest.mark.quick
 @pytest.mark.parametrize("usable, ladder_, kept", [
     (1, [1, 2], [1, 2]), (2, [1, 2, 4], [2, 4]), (3, [1, 2, 3, 6], [3, 6]),
     (8, [1, 2, 4, 8, 16], [8, 16]), (16, [1, 2, 4, 8, 16, 32], [16, 32]),
@@ -181,6 +188,7 @@ def pools(names):
     return found
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("cpus_", [1, 2, 8, 16, 64])
 @pytest.mark.parametrize("preset", ["quick", "default", "wide", "full"])
 def test_every_cpu_pool_gets_as_many_chunks_as_workers_and_its_ladder(cpus_, preset):
@@ -209,7 +217,8 @@ def test_cpus_16_lists_process_pools_up_to_16_and_beyond(tmp_path):
         assert name in names, (name, names)
     assert "# worker counts for 16 usable CPUs (--cpus 16)" in listed.stderr
     if len(os.sched_getaffinity(0)) < 16:
-        lines = [l for l in listed.stderr.splitlines() if "this machine's usable CPUs: " in l]
+        lines = [line for line in listed.stderr.splitlines()
+                 if "this machine's usable CPUs: " in line]
         assert len(lines) == 1, listed.stderr
 
 
@@ -222,6 +231,7 @@ def test_bad_cpus_is_one_line_and_exit_2(tmp_path, value, message):
     assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("version, cpu_count, affinity, threads, processes", [
     ((3, 12), 8, 2, "threads-12-default", "processes-8-chunk-1-default"),
     ((3, 13), 8, 2, "threads-6-default", "processes-2-chunk-1-default"),

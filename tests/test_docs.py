@@ -59,6 +59,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
     assert proc.returncode != 0 and "no-such-heading" in proc.stderr, proc.stderr
 
 
+@pytest.mark.quick
 def test_the_readme_is_a_front_page_whose_links_resolve():
     text = (ROOT / "README.md").read_text()
     lines = text.splitlines()
@@ -88,6 +89,7 @@ def slug(heading):
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
+@pytest.mark.quick
 def test_the_critical_values_the_pages_state_are_the_codes():
     """Every "c(n) = x" a page states is concbench.analysis.anytime.critical(n) to
     the digits it gives, and every "no interval before round n" is the
@@ -176,6 +178,7 @@ def table_cells(line):
                .split("|"))
 
 
+@pytest.mark.quick
 def test_every_table_on_the_pages_renders_as_a_table():
     """A table whose delimiter row has more cells than its header is not a
     table to Markdown: the page shows its rows as a paragraph of pipes (the

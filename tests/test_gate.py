@@ -56,6 +56,7 @@ def one_line_error(proc, *words):
         assert word in lines[0], lines[0]
 
 
+@pytest.mark.quick
 def test_t_critical_values_match_students_table():
     # Two-sided 95% and 99% of Student's t (any statistics table).
     for df, value in ((1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228), (30, 2.042)):
@@ -64,6 +65,7 @@ def test_t_critical_values_match_students_table():
         assert t_critical(df, 0.01) == pytest.approx(value, abs=1e-3)
 
 
+@pytest.mark.quick
 def test_a_model_made_slower_fails_and_is_named(tmp_path):
     base = bench_file(tmp_path / "base.json", BASE, seed=1, noise=0.002)
     slower = bench_file(tmp_path / "new.json", dict(BASE, asyncio=0.2), seed=2, noise=0.002)
@@ -77,6 +79,7 @@ def test_a_model_made_slower_fails_and_is_named(tmp_path):
     assert "w/asyncio" in proc.stdout
 
 
+@pytest.mark.quick
 def test_the_machine_moving_between_runs_cancels(tmp_path):
     """Every time 40% longer in the new run (a busier machine): raw times
     read slower, the speedups do not, and the gate passes."""
@@ -91,6 +94,7 @@ def test_the_machine_moving_between_runs_cancels(tmp_path):
     assert all(1.3 < ratio < 1.5 for ratio in raw), raw
 
 
+@pytest.mark.quick
 def test_faster_fails_changed_only(tmp_path):
     base = bench_file(tmp_path / "base.json", BASE, seed=1, noise=0.002)
     faster = bench_file(tmp_path / "new.json", dict(BASE, asyncio=0.05), seed=2, noise=0.002)
@@ -99,6 +103,7 @@ def test_faster_fails_changed_only(tmp_path):
     assert proc.returncode == 1 and "w/asyncio: 2.00x faster" in proc.stderr
 
 
+@pytest.mark.quick
 def test_a_change_inside_the_band_never_fails(tmp_path):
     """3% slower, known to within a fraction of a percent: inside "the same
     within 5%", so neither gate fails, however sure the change is."""
@@ -109,6 +114,7 @@ def test_a_change_inside_the_band_never_fails(tmp_path):
         assert gated(tmp_path, base, new, "--fail-on", fail_on).returncode == 0
 
 
+@pytest.mark.quick
 def test_the_level_is_split_over_the_rows_compared(tmp_path):
     """One row's interval from the gate over 20 rows is wider than the same
     row's over 1: 95% over the 20 together."""
@@ -124,6 +130,7 @@ def test_the_level_is_split_over_the_rows_compared(tmp_path):
     assert math.log(wide.high / wide.low) > 1.3 * math.log(narrow.high / narrow.low)
 
 
+@pytest.mark.quick
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     base = bench_file(tmp_path / "base.json", BASE)
     one_line_error(gated(tmp_path, base, "--fail-on", "slower"), "exactly two files")
@@ -158,6 +165,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert "not compared, no speedup in the new file: rotate/threads-2" in proc.stderr
 
 
+@pytest.mark.quick
 def test_rows_in_one_file_only_are_named(tmp_path):
     base = bench_file(tmp_path / "base.json", BASE)
     fewer = bench_file(tmp_path / "new.json", {k: v for k, v in BASE.items() if k != "asyncio"},
@@ -168,6 +176,7 @@ def test_rows_in_one_file_only_are_named(tmp_path):
     assert "not compared, only in the base file: w/asyncio" in proc.stderr
 
 
+@pytest.mark.quick
 def test_the_gates_status_stands_when_standard_output_closes_early(tmp_path):
     """A reader that closes the report's standard output before it is written
     (a pipe to head, or to true here): the gate still
@@ -177,8 +186,9 @@ def test_the_gates_status_stands_when_standard_output_closes_early(tmp_path):
 
     base = bench_file(tmp_path / "base.json", BASE, seed=1, noise=0.002)
     slower = bench_file(tmp_path / "new.json", dict(BASE, asyncio=0.2), seed=2, noise=0.002)
-    proc = subprocess.run("%s %s %s %s --fail-on slower --format json | true; "
-                          "echo status ${PIPESTATUS[0]} >&2" % (sys.executable, REPORT, base, slower),
+    command = "%s %s %s %s --fail-on slower --format json | true; " % (
+        sys.executable, REPORT, base, slower)
+    proc = subprocess.run(command + "echo status ${PIPESTATUS[0]} >&2",
                           shell=True, executable="/bin/bash", capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert "status 1" in proc.stderr and "w/asyncio: 2.00x slower" in proc.stderr, proc.stderr
@@ -204,7 +214,7 @@ def test_two_runs_of_the_same_code_fail_with_at_most_five_percent_chance():
     """Pairs of simulated runs through bench.py's own rows, questions and
     allocation, the same truths twice: the gate (``changed``: either way)
     fails in at most 5% of them."""
-    for cell, (slower, changed, _) in null_rates().items():
+    for cell, (_, changed, _found) in null_rates().items():
         assert changed <= 0.05, (cell, changed)
 
 

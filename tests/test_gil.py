@@ -38,6 +38,7 @@ def test_every_run_records_the_gil_state_of_this_build(tmp_path):
                 assert state == expected
 
 
+@pytest.mark.quick
 def test_the_import_that_re_enabled_the_gil_is_named():
     gil.watch()
     before = list(gil.GilWatch.modules)
@@ -47,7 +48,7 @@ def test_the_import_that_re_enabled_the_gil_is_named():
                       "module 'fake._ext', which has not declared that it can run "
                       "safely without the GIL. To override this behavior and keep "
                       "the GIL disabled (at your own risk), run with PYTHON_GIL=0 "
-                      "or -Xgil=0.", RuntimeWarning)
+                      "or -Xgil=0.", RuntimeWarning, stacklevel=1)
     assert gil.GilWatch.modules == before + ["fake._ext"]
     gil.GilWatch.modules[:] = before
 
@@ -64,6 +65,7 @@ def test_gil_option_refused_on_a_gil_build(tmp_path, state):
     assert not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.quick
 def test_eager_models_parse_and_say_where_they_cannot_run():
     model = models.parse("uvloop-eager")
     assert model.name == "uvloop-eager" and model.item_side == "async"
@@ -87,6 +89,7 @@ def test_eager_models_parse_and_say_where_they_cannot_run():
         models.parse("asyncio-eager-2")
 
 
+@pytest.mark.quick
 def test_default_preset_has_a_forkserver_pool_beside_fork():
     names = [b.name for b in build_matrix(parser().parse_args(
         ["--preset", "default", "--workload", "rotate"]))]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 from conftest import ROOT
 from concbench.run import inputs
 from concbench.workloads.encode import Encode
@@ -25,6 +27,7 @@ class Private(Counted):
     shared_inputs = False
 
 
+@pytest.mark.quick
 def test_the_first_worker_keeps_them_and_the_others_load_them(tmp_path):
     Counted.made = 0
     workload = Counted(items=300)
@@ -38,6 +41,7 @@ def test_the_first_worker_keeps_them_and_the_others_load_them(tmp_path):
     assert Counted.made == 2 and other != first and len(os.listdir(tmp_path)) == 2
 
 
+@pytest.mark.quick
 def test_images_survive_the_trip(tmp_path):
     workload = Rotate(items=2, image_size=32)
     made = inputs.items_and_reference(workload, str(tmp_path))
@@ -46,6 +50,7 @@ def test_images_survive_the_trip(tmp_path):
     assert loaded[1] == made[1] == workload.reference(made[0])
 
 
+@pytest.mark.quick
 def test_a_workload_that_does_not_allow_it_makes_its_own(tmp_path):
     Counted.made = 0
     inputs.items_and_reference(Private(items=100), str(tmp_path))
@@ -56,6 +61,7 @@ def test_a_workload_that_does_not_allow_it_makes_its_own(tmp_path):
     assert Counted.made == 3
 
 
+@pytest.mark.quick
 def test_a_damaged_file_is_made_again(tmp_path):
     Counted.made = 0
     inputs.items_and_reference(Counted(items=50), str(tmp_path))
@@ -73,6 +79,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.quick
 def test_the_folder_of_a_killed_master_goes_with_the_next_run(tmp_path, monkeypatch):
     """A master killed outright leaves its folder, which no exit handler
     removed; the next run's master removes it, and not a live run's."""

@@ -6,6 +6,7 @@ leaves out just that."""
 import json
 
 import pyperf
+import pytest
 
 from conftest import ROOT, TINY_RUNNER, run, run_bench
 
@@ -44,6 +45,7 @@ def test_the_default_run_does_what_it_says(tmp_path):
     assert paired and all("probe_s" in meta and "model_process" in meta for meta in paired)
 
 
+@pytest.mark.quick
 def test_prime_and_pinning_are_left_out_when_asked(monkeypatch):
     from concbench.models import parse
     from concbench.run import cell, interventions, partner

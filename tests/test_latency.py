@@ -31,6 +31,7 @@ def rows_of(doc):
             for row in entry["rows"]}
 
 
+@pytest.mark.quick
 def test_the_histogram_keeps_every_percentile_within_its_error():
     rnd = random.Random(7)
     values = [rnd.lognormvariate(math.log(0.02), 0.8) for _ in range(20000)]
@@ -213,6 +214,7 @@ def test_a_rate_sweep_names_each_models_knee(tmp_path):
     assert "rate sweep sleep" in text
 
 
+@pytest.mark.quick
 def test_the_knee_is_the_first_rate_a_model_fell_behind_at():
     """Known latencies at each rate (the sweep above reads a real run, where
     a busy machine may delay asyncio's batch past the bound): sequential
@@ -289,6 +291,7 @@ def test_latency_overhead_pairs_each_batch_with_the_model_unrecorded(tmp_path):
     assert row["speedup"] == pytest.approx(math.exp(statistics.fmean(logs)), rel=1e-9)
 
 
+@pytest.mark.quick
 def test_the_unrecorded_twin_runs_in_the_worker_itself(monkeypatch):
     """Both sides of the overhead's ratio are the same model: run in one
     process, they see the same state, and only the recording differs (a
@@ -352,6 +355,7 @@ EVENT_LOOP_MODELS = ["asyncio", "uvloop", "asyncio-limit-2", "hybrid-2", "asynci
                                          else [])
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", EVENT_LOOP_MODELS)
 def test_event_loop_models_stamp_each_item_themselves(model_name):
     """The event-loop models read the clock as each item ends, instead of
@@ -396,6 +400,7 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
             assert [ends[index] for index in order] == sorted(ends[index] for index in share)
 
 
+@pytest.mark.quick
 def test_hybrid_with_more_threads_than_items_stamps_them_all():
     from concbench import models
     from concbench.latency import Stamped, stamp_async
@@ -406,6 +411,7 @@ def test_hybrid_with_more_threads_than_items_stamps_them_all():
     assert all(ended is not None for _, _, ended in stamped)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", ["asyncio", "asyncio-serial", "hybrid-2"])
 def test_a_stamped_item_that_raises_still_ends_the_batch(model_name):
     from concbench import models
@@ -421,6 +427,7 @@ def test_a_stamped_item_that_raises_still_ends_the_batch(model_name):
                                      list(range(8)))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", ["asyncio", "uvloop"])
 def test_a_gathering_model_reads_the_clock_once_per_pass(model_name):
     """200 items that each yield once complete in one pass of the loop and
@@ -448,6 +455,7 @@ async def _yields(item):
     return item
 
 
+@pytest.mark.quick
 def test_the_sampler_times_every_item_unless_items_are_cheap():
     from concbench.sampling import Sampler
 
@@ -473,6 +481,7 @@ def test_the_sampler_times_every_item_unless_items_are_cheap():
     assert edge.learn_from_ends([5.0]) is None and not edge.learnt
 
 
+@pytest.mark.quick
 def test_a_stall_in_the_first_batch_does_not_make_cheap_items_look_dear():
     """A serial loop's 2,000 items of 2.5 us, one of them stalled 50 ms (a
     throttled CPU): their mean, 27.5 us, is past the 20 us below which a
@@ -491,6 +500,7 @@ def test_a_stall_in_the_first_batch_does_not_make_cheap_items_look_dear():
     assert dear.every == 1 and dear.gaps is None
 
 
+@pytest.mark.quick
 def test_sampled_items_fall_at_random_so_a_periodic_cost_keeps_its_share():
     """A cost that comes back every 50 items (a garbage collection every so
     many allocations) is timed at its true rate, 1 in 50; a fixed stride
@@ -513,6 +523,7 @@ def test_sampled_items_fall_at_random_so_a_periodic_cost_keeps_its_share():
     assert 0.012 < share < 0.028, share     # 1/50 +- 3.6 standard errors
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_a_serial_loop_times_one_cheap_item_in_every(loop):
     """asyncio.sleep(0) items take 1-3 us one after another; a clock read
@@ -553,6 +564,7 @@ def _naps(item):
     return item
 
 
+@pytest.mark.quick
 def test_a_thread_pool_times_one_cheap_item_in_every():
     """A thread pool's one-item tasks that do next to nothing take 30 us a
     batch's item under four threads; the stamped form cost 3.2% there.
@@ -585,6 +597,7 @@ def test_a_thread_pool_times_one_cheap_item_in_every():
     assert slow.sampler.every == 1 and slow.run_labels() == {}
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", ["threads-2-chunk-5", "processes-2-chunk-5",
                                         "processes-2-chunk-1"])
 def test_a_pool_whose_results_come_later_stamps_each_task_as_it_comes(model_name):
@@ -627,6 +640,7 @@ def test_a_run_says_which_share_of_its_items_it_timed(tmp_path):
     assert row["latency_items"] == timed
 
 
+@pytest.mark.quick
 def test_the_delivered_rate_is_the_schedule_kept_up_with_or_the_capacity():
     """An open-loop batch of 200 items due at 100/s. A model that keeps up
     (each item 10 ms late, give or take jitter) delivers 100/s; one that

@@ -4,6 +4,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, skip_or_fail
 
 
@@ -17,6 +19,7 @@ def bare_python(tmp_path):
     return str(python)
 
 
+@pytest.mark.quick
 def test_launchers_use_the_checkouts_venv(tmp_path):
     if not (ROOT / ".venv" / "bin" / "python").exists():
         skip_or_fail("the checkout has no .venv (make venv makes it)")
@@ -34,6 +37,7 @@ def test_launchers_use_the_checkouts_venv(tmp_path):
     assert "\nsleep (" in shown.stdout and "\nasyncio " in shown.stdout
 
 
+@pytest.mark.quick
 def test_without_a_venv_one_line_says_what_to_run(tmp_path):
     clone = tmp_path / "clone"
     clone.mkdir()
@@ -53,6 +57,7 @@ def test_without_a_venv_one_line_says_what_to_run(tmp_path):
     assert not (tmp_path / "data.json").exists()
 
 
+@pytest.mark.quick
 def test_launchers_run_as_a_user_types_them():
     """`./bench.py` and `./report.py`, not `python report.py`: a launcher
     that lost its executable bit failed for users while every test passed."""
@@ -64,6 +69,7 @@ def test_launchers_run_as_a_user_types_them():
         assert ("sleep/" if name == "bench.py" else "\nsleep (") in proc.stdout
 
 
+@pytest.mark.quick
 def test_the_top_folder_holds_no_copy_of_the_projects_metadata():
     """setuptools writes an editable install's egg-info into build/
     (setup.cfg). In the top folder, the first path entry of bench.py's

@@ -1,9 +1,12 @@
-"""The code's layout (docs/plugins.md, "Layout"): no circle of imports, and imports that go one way: the run and the report
-read the analysis; the analysis reads neither; the run never asks the
-report. Read from the source with ast, so a lazy import inside a function
-counts as much as one at the top."""
+"""The code's layout (docs/plugins.md, "Layout"): no circle of imports, and
+imports that go one way: the run and the report read the analysis; the
+analysis reads neither; the run never asks the report. Read from the
+source with ast, so a lazy import inside a function counts as much as one
+at the top."""
 
 import ast
+
+import pytest
 
 from conftest import ROOT
 
@@ -76,21 +79,25 @@ def circles(graph):
     return found
 
 
+@pytest.mark.quick
 def test_the_package_is_found():
     assert len(modules()) > 80
 
 
+@pytest.mark.quick
 def test_no_circle_of_imports():
     graph = imports(modules())
     assert "concbench.run.partner" in graph["concbench.run.worker"]
     assert circles(graph) == []
 
 
+@pytest.mark.quick
 def test_the_check_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(graph) == [["a", "b", "c"]]
 
 
+@pytest.mark.quick
 def test_imports_go_one_way():
     """The run decides what to measure next from the analysis, as the
     report words it from the same code; neither asks the other."""
@@ -104,3 +111,41 @@ def test_imports_go_one_way():
                         "concbench.run"):
                 wrong.append("%s -> %s" % (name, target))
     assert not wrong, wrong
+
+
+# What a test of the quick tier (make check) must not do, by the names it
+# would do it with: run bench.py or a plugin's run, a simulation, the docs
+# build, a browser, tox.
+HEAVY = ("run_bench", "BENCH", '"bench.py"', "concbench([", "simulation", "gate_rates",
+         "null_rates", "sphinx", "browser", "tox", "start_bench", "demo_plugin",
+         "padded_plugin", "first_batch")
+
+
+def quick_tests(path):
+    """(name, the code it runs: its body without the docstring, and the
+    module's fixtures and helpers it names) of each test of ``path`` marked
+    quick."""
+    source = path.read_text()
+    tree = ast.parse(source)
+    defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    for node in defined.values():
+        if "pytest.mark.quick" not in [ast.unparse(d) for d in node.decorator_list]:
+            continue
+        body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(
+            node.body[0].value, ast.Constant) else node.body
+        code = "\n".join(ast.unparse(b) for b in body)
+        named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        named |= {a.arg for a in node.args.args}
+        code += "\n".join(ast.unparse(defined[n]) for n in named
+                          if n in defined and n != node.name)
+        yield node.name, code
+
+
+@pytest.mark.quick
+def test_the_quick_tier_starts_no_benchmark_and_no_simulation():
+    found = {}
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for name, code in quick_tests(path):
+            found[path.name + "::" + name] = [word for word in HEAVY if word in code]
+    assert len(found) > 100, len(found)
+    assert {name: words for name, words in found.items() if words} == {}

@@ -29,6 +29,7 @@ WATCHER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("way", ["pidfd", "polling"])
 def test_a_watcher_ends_with_the_process_it_follows(tmp_path, way):
     followed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -69,6 +70,7 @@ ORPHAN = textwrap.dedent("""
 """)
 
 
+@pytest.mark.quick
 def test_a_parent_gone_before_follow_ends_the_process_at_once(tmp_path):
     """The parent exits before its child calls follow(): PR_SET_PDEATHSIG
     can no longer fire, so follow() sees another parent and ends the child

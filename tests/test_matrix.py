@@ -24,6 +24,7 @@ def names(*argv, left_out=None):
     return [bench.name for bench in build_matrix(parse(*argv), left_out)]
 
 
+@pytest.mark.quick
 def test_a_preset_is_its_workloads_own_lists_in_registry_order():
     left_out = []
     got = names("--preset", "quick", left_out=left_out)
@@ -43,6 +44,7 @@ def test_a_preset_is_its_workloads_own_lists_in_registry_order():
     assert left_out == unsupported
 
 
+@pytest.mark.quick
 def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
     """Every model of a workload is a rival in its races: at eleven or fewer
     (ten models and eager tasks) a comparison through the speedups is
@@ -67,6 +69,7 @@ def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
     assert anytime.first_bounded(2 * through / (rivals - 1)) == 4
 
 
+@pytest.mark.quick
 def test_db_joins_with_its_url_and_options_reach_the_workload():
     matrix = build_matrix(parse("--preset", "quick", "--workload", "db,sleep",
                                 "--db-url", "postgresql://u@127.0.0.1/x",
@@ -76,6 +79,7 @@ def test_db_joins_with_its_url_and_options_reach_the_workload():
     assert matrix[1].workload.params["db_url"] == "postgresql://u@127.0.0.1/x"
 
 
+@pytest.mark.quick
 def test_scenarios_state_their_own_workloads():
     for name, preset in PRESETS.items():
         if "workloads" not in preset:
@@ -89,6 +93,7 @@ def test_scenarios_state_their_own_workloads():
         assert names(*argv) == expected
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("argv, message", [
     (["--workload", "nope"], "unknown workload 'nope'"),
     (["--workload", "encode", "--latency-ms", "3"],
@@ -105,6 +110,7 @@ def test_bad_selections_are_one_line(argv, message):
         build_matrix(parse(*argv))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("argv, message", [
     (["--items", "0"], "--items: 0 is out of range [1, 10000000]"),
     (["--items", "x"], "--items: 'x' is not a number"),
@@ -120,12 +126,14 @@ def test_bad_option_values_are_refused_by_the_workloads_declarations(
     assert message in err and "secret" not in err
 
 
+@pytest.mark.quick
 def test_explicit_model_runs_even_if_the_preset_lacks_it():
     assert names("--preset", "quick", "--workload", "sleep", "--model",
                  "sequential,threads-64", "--no-control") == [
                      "sleep/sequential", "sleep/threads-64"]
 
 
+@pytest.mark.quick
 def test_the_control_follows_the_reference_and_runs_its_loop():
     assert names("--preset", "quick", "--workload", "sleep", "--model",
                  "threads-64,sequential") == [
@@ -155,6 +163,7 @@ def test_the_control_follows_the_reference_and_runs_its_loop():
             bench.partner_process.close()
 
 
+@pytest.mark.quick
 def test_workers_receive_the_same_matrix():
     argv = ["--preset", "quick", "--workload", "http,sleep", "--model", "threads-*",
             "--items", "9", "--http-timeout", "2.5", "--server-url",
@@ -168,12 +177,14 @@ def test_workers_receive_the_same_matrix():
             == [b.name for b in build_matrix(args)])
 
 
+@pytest.mark.quick
 def test_shared_options_are_declared_alike():
     flags = [option.flag for option in workload_options()]
     assert len(flags) == len(set(flags))
     assert {"--items", "--seed", "--latency-ms", "--server-url", "--db-url"} <= set(flags)
 
 
+@pytest.mark.quick
 def test_building_the_matrix_generates_nothing(monkeypatch):
     """A worker builds the whole matrix to find its benchmark by position:
     that must not make inputs or open connections."""
@@ -186,6 +197,7 @@ def test_building_the_matrix_generates_nothing(monkeypatch):
                      "postgresql://u@127.0.0.1:1/x")) > 70
 
 
+@pytest.mark.quick
 def test_only_the_benchmark_a_worker_runs_gets_its_metadata():
     class Args:
         worker = True
@@ -197,6 +209,7 @@ def test_only_the_benchmark_a_worker_runs_gets_its_metadata():
     assert not tasks.runs_here(Args, 0)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name", ["sequential", "threads-4", "threads-4-reuse",
                                   "processes-2-chunk-3", "asyncio",
                                   "uvloop-limit-5", "asyncio-serial", "hybrid-3"])
@@ -210,6 +223,7 @@ def test_every_model_states_what_the_report_needs(name):
         assert isinstance(value, (int, float)) or (isinstance(value, str) and value), key
 
 
+@pytest.mark.quick
 def test_library_names_are_not_importable_outside_the_checkout(tmp_path):
     for name in ("bench", "report", "presets", "metrics", "models", "servers",
                  "workloads"):

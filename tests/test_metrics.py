@@ -232,6 +232,7 @@ def test_no_run_figures_leaves_them_out(tmp_path):
     assert "mem_tree_peak" not in meta and "hooks" not in meta
 
 
+@pytest.mark.quick
 def test_the_samplers_open_stat_files_follow_the_tree():
     """The sampler keeps a process's /proc stat file open between samples
     (reopening it cost several times the read); one that ends reads as

@@ -101,6 +101,7 @@ def one_process_alike(runs, alone):
     return ratios[0] < 1.5 or math.sqrt(ratios[0] * ratios[1]) < math.sqrt(2), ratios
 
 
+@pytest.mark.quick
 def test_the_one_process_check_tells_a_double_count_from_either_noise():
     from types import SimpleNamespace
 
@@ -193,6 +194,7 @@ def test_pairing_by_round_on_request_and_for_io(tmp_path):
     assert row["speedup_rounds"] == 2 and 0 < row["pair_gap_s"] < 30
 
 
+@pytest.mark.quick
 def test_pairs_alternate_which_batch_goes_first():
     """A B, B A, A B, ... within a worker, and the other way round in the next
     round, so that a worker of one value per phase alternates across rounds."""
@@ -203,6 +205,7 @@ def test_pairs_alternate_which_batch_goes_first():
     assert [reference_first(0, r) for r in range(4)] == [True, False, True, False]
 
 
+@pytest.mark.quick
 def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
     from concbench.run import batch, cell, worker
     from concbench.run.record import RunFigures
@@ -328,6 +331,7 @@ def end_pair(bench, allowed):
         BatchProbe._sampler = None
 
 
+@pytest.mark.quick
 def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path):
     """The reference's batches, in the process forked beside the worker,
     run after the same full collection and probe and under a memory
@@ -448,6 +452,7 @@ def test_the_reference_keeps_its_memory_between_batches_as_the_model_does():
     assert theirs / 20 < 3 * own / 20 + 100, (theirs, own)
 
 
+@pytest.mark.quick
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="the reference's process is forked on Linux only")
 def test_beside_a_model_of_two_threads_the_reference_is_left_to_the_scheduler(tmp_path):
@@ -510,6 +515,7 @@ def test_the_model_runs_on_either_side_of_the_fork_run_by_run(paired):
         assert alike, (meta["model_process"], ratios)
 
 
+@pytest.mark.quick
 def test_a_rows_runs_alternate_sides_whichever_rounds_it_runs_in():
     """Added rounds run only the rows with open questions: a row in every
     other added round still has its model on each side of the fork in

@@ -45,6 +45,7 @@ def check_golden(name, text):
         "report output changed: %s" % name
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("fmt, ext", [("text", "txt"), ("markdown", "md"),
                                       ("csv", "csv"), ("json", "json")])
 def test_golden_single_file(fmt, ext):
@@ -53,12 +54,14 @@ def test_golden_single_file(fmt, ext):
     check_golden("small.%s" % ext, proc.stdout)
 
 
+@pytest.mark.quick
 def test_golden_comparison():
     proc = report(DATA + "/small.json", DATA + "/slow.json")
     assert proc.returncode == 0, proc.stderr
     check_golden("compare.txt", proc.stdout)
 
 
+@pytest.mark.quick
 def test_kept_file_has_several_processes_and_varying_run_metadata():
     suite = pyperf.BenchmarkSuite.load(str(ROOT / DATA / "small.json"))
     bench = suite.get_benchmark("http/asyncio")
@@ -70,6 +73,7 @@ def test_kept_file_has_several_processes_and_varying_run_metadata():
     assert "cpu_tree" not in bench.get_metadata()
 
 
+@pytest.mark.quick
 def test_rows_are_computed_from_each_run():
     proc = report(DATA + "/small.json", "--format", "json")
     data = json.loads(proc.stdout)
@@ -99,6 +103,7 @@ def test_rows_are_computed_from_each_run():
     assert rows["sleep/threads-4"]["cpu_s_per_batch"] > 0
 
 
+@pytest.mark.quick
 def test_workload_filter_and_sort():
     proc = report(DATA + "/small.json", "--workload", "sleep", "--sort", "time",
                   "--format", "csv")
@@ -128,6 +133,7 @@ def relabelled(tmp_path, source, like, prefix="", **meta):
     return str(path)
 
 
+@pytest.mark.quick
 def test_comparison_direction_and_significance(tmp_path):
     # Rows whose workload parameters differ are not compared...
     proc = report(DATA + "/small.json", DATA + "/slow.json", "--format", "json")
@@ -187,6 +193,7 @@ def known_file(path, times, rounds=10, noise=0.01, seed=5, extra=None):
     return str(path)
 
 
+@pytest.mark.quick
 def test_takeaways_name_the_fastest_model(tmp_path):
     """Known times: threads-4 is the fastest model and the best thread
     count, and more threads stopped helping after it; the takeaways name
@@ -214,6 +221,7 @@ def test_takeaways_name_the_fastest_model(tmp_path):
     assert "  * fastest: asyncio (" in text and "  * best thread count: 2 " in text, text
 
 
+@pytest.mark.quick
 def test_files_of_different_truths_contradict_and_of_the_same_do_not(tmp_path):
     """The comparison's agreement: two files whose fastest model and best
     thread count differ contradict on both; two runs of the same truth,
@@ -234,6 +242,7 @@ def test_files_of_different_truths_contradict_and_of_the_same_do_not(tmp_path):
         "w best thread count", "w fastest"], found
 
 
+@pytest.mark.quick
 def test_a_row_whose_server_was_busy_is_flagged_server_bound(tmp_path):
     """A run whose load server spent more than the limit of its batches'
     time on CPU is flagged, and the takeaways name it; the limit a file
@@ -264,6 +273,7 @@ def test_plots_are_png(tmp_path):
             assert sum(1 for n in image.convert("L").histogram() if n) > 10
 
 
+@pytest.mark.quick
 def test_plot_without_matplotlib_says_how_to_get_it(tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None; "
             "from concbench import report; sys.exit(report.main([%r, '--plot', %r]))"
@@ -275,6 +285,7 @@ def test_plot_without_matplotlib_says_how_to_get_it(tmp_path):
         "(or pip install matplotlib)")
 
 
+@pytest.mark.quick
 def test_pyperf_file_without_our_metadata(tmp_path):
     bench = pyperf.Benchmark([pyperf.Run([1.0, 1.1, 0.9], metadata={"name": "plain"},
                                          collect_metadata=False)])
@@ -286,6 +297,7 @@ def test_pyperf_file_without_our_metadata(tmp_path):
     assert "plain" in proc.stdout and "1.00 s +- 100 ms" in proc.stdout
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("content, message", [
     (None, "no such file"),
     ("not json at all", "not a JSON file"),
@@ -306,6 +318,7 @@ def test_bad_input_one_line_exit_2(tmp_path, content, message):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.quick
 def test_bad_options(tmp_path):
     proc = report(DATA + "/small.json", "--format", "xml")
     assert proc.returncode == 2 and "invalid choice: 'xml'" in proc.stderr
@@ -334,6 +347,7 @@ def test_ideal_uses_the_drawn_latencies(tmp_path):
         assert row["efficiency"] <= 1.0, row
 
 
+@pytest.mark.quick
 def test_winners_rank_by_paired_speedup_and_decide_on_shared_rounds():
     """A row with 3 rounds against one with 31: its mean over other moments
     must not make it the winner; and whether they differ is decided on the

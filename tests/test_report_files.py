@@ -44,6 +44,7 @@ def every_file(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
+@pytest.mark.quick
 def test_names_from_data_are_safe_and_never_meet():
     assert safe_name("rotate") == "rotate"
     for hostile in ("/tmp/x/owned", "../../victim/rotate-owned", "..", ".hidden", "", "a b",
@@ -82,6 +83,7 @@ def test_two_workloads_whose_safe_names_would_meet_get_two_files(tmp_path):
     assert "a_b.png" in charts and len([c for c in charts if c.startswith("a_b")]) == 2
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("kind", ["input", "fifo", "link", "folder"])
 def test_html_refuses_a_target_that_is_not_a_page_of_its_own(tmp_path, kind):
     data = tmp_path / "in.json"
@@ -106,6 +108,7 @@ def test_html_refuses_a_target_that_is_not_a_page_of_its_own(tmp_path, kind):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report-")]
 
 
+@pytest.mark.quick
 def test_a_folder_path_with_a_trailing_slash_leaves_nothing_behind(tmp_path):
     proc = report([SMALL, "--html", "missing/"], tmp_path)
     assert proc.returncode == 2 and "names a directory" in proc.stderr
@@ -156,6 +159,7 @@ def test_names_reach_the_charts_as_literal_text(tmp_path):
     assert list((tmp_path / "plots").glob("*.png"))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("flag", ["--track-memory", "--tracemalloc"])
 def test_a_pyperf_memory_file_reads_in_its_own_unit(tmp_path, flag):
     """pyperf's memory files hold bytes (their ``unit``): the table shows
@@ -196,7 +200,7 @@ def test_a_key_of_any_value_pyperf_accepts_reports_without_a_traceback(tmp_path,
     for number, value in enumerate(ODD_VALUES):
         data = json.loads(json.dumps(source))
 
-        replace_values(data, lambda name, _: value if name == key else KEEP)
+        replace_values(data, lambda name, _, value=value: value if name == key else KEEP)
         path = tmp_path / ("%s-%d.json" % (key, number))
         path.write_text(json.dumps(data))
         for fmt in ("text", "json", "csv", "markdown"):
@@ -207,6 +211,7 @@ def test_a_key_of_any_value_pyperf_accepts_reports_without_a_traceback(tmp_path,
             assert "Traceback" not in err.getvalue(), (key, value, fmt)
 
 
+@pytest.mark.quick
 def test_the_header_reads_each_key_from_whichever_benchmark_has_it(tmp_path):
     """A file whose first benchmark records no Python version (as a
     pyperformance file's may not) still names it from the others'."""
@@ -222,6 +227,7 @@ def test_the_header_reads_each_key_from_whichever_benchmark_has_it(tmp_path):
     assert "3.11" in proc.stdout.splitlines()[0]
 
 
+@pytest.mark.quick
 def test_two_files_that_share_no_benchmark_say_so(tmp_path):
     other = renamed(tmp_path, {"rotate": "r2", "sleep": "s2", "http": "h2"}, "other.json")
     proc = report([SMALL, other], tmp_path)
@@ -248,6 +254,7 @@ def plain_pyperf_file(path, names, memory_key="mem_max_rss", scale=1.0):
     return path
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("key", ["mem_max_rss", "command_max_rss"])
 def test_pyperfs_own_memory_fills_the_memory_column_and_says_which(tmp_path, key):
     path = plain_pyperf_file(tmp_path / "plain.json", ["telco", "go"], key)
@@ -262,6 +269,7 @@ def test_pyperfs_own_memory_fills_the_memory_column_and_says_which(tmp_path, key
     assert rows[0]["mem_peak_bytes"] == 20 * 2 ** 20 + 1
 
 
+@pytest.mark.quick
 def test_a_column_that_mixes_memory_figures_marks_them(tmp_path):
     """A bench.py row without its tree's PSS falls back on pyperf's RSS:
     the title and the cell say so; the other rows stay the tree's PSS."""
@@ -290,6 +298,7 @@ def test_a_column_that_mixes_memory_figures_marks_them(tmp_path):
     assert "mem_change_pct" not in entry
 
 
+@pytest.mark.quick
 def test_unrelated_benchmarks_are_compared_but_none_is_best(tmp_path):
     """Two pyperformance-like files: each benchmark's change, as pyperf
     compare_to gives it, and no "best" across benchmarks that share nothing."""
@@ -314,6 +323,7 @@ def flat_text(text):
     return " ".join(text.split())
 
 
+@pytest.mark.quick
 def test_bad_input_is_the_only_line_even_after_a_value_shown_as_missing(tmp_path):
     """A file with a value out of range (a warning) and an error after it:
     the error is the one line on stderr; a name with a line break in it
@@ -331,6 +341,7 @@ def test_bad_input_is_the_only_line_even_after_a_value_shown_as_missing(tmp_path
     assert "a\\nb.json" in proc.stderr
 
 
+@pytest.mark.quick
 def test_values_of_other_units_are_not_compared_as_times(tmp_path):
     """pyperf timeit with and without --tracemalloc: bytes against seconds
     of one benchmark name are not comparable, and the columns say value."""

@@ -116,6 +116,7 @@ def test_every_table_number_matches_the_json_document(small_page):
     assert ">1x<" in text or ">1x</text>" in text
 
 
+@pytest.mark.quick
 def test_the_page_shows_what_pyperf_reads_of_the_file(small_page):
     """The page's numbers against ones computed here from the file with
     pyperf's own API, not by the renderer's code: each benchmark's mean and
@@ -184,6 +185,7 @@ def test_the_page_shows_what_pyperf_reads_of_the_file(small_page):
         assert row["speedup"][0].startswith("%.2fx" % speedup), (name, row["speedup"])
 
 
+@pytest.mark.quick
 def test_the_page_stands_alone_and_carries_its_files(tmp_path, small_page):
     page, document, path = small_page
     # No server, no network: nothing fetched from anywhere.
@@ -240,6 +242,7 @@ def test_a_comparison_page(tmp_path):
     assert any(t.startswith("best: ") for t in page.takeaways)
 
 
+@pytest.mark.quick
 def test_without_matplotlib_the_page_has_no_charts_and_says_why(tmp_path):
     page_path = tmp_path / "page.html"
     code = ("import sys; sys.modules['matplotlib'] = None; "
@@ -260,6 +263,7 @@ def plain_pyperf_file(tmp_path):
     return path
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("case", ["directory", "missing folder", "under a file",
                                   "not ours", "not json"])
 def test_bad_html_target_or_input(tmp_path, case):
@@ -306,6 +310,7 @@ def test_comparison_pngs(tmp_path):
             "slow/sleep.png"} <= names
 
 
+@pytest.mark.quick
 def test_plot_into_a_place_that_cannot_be_a_folder(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

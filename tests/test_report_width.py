@@ -18,6 +18,7 @@ def report(*args):
     return run([REPORT] + list(args), ROOT)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("files", [FILES[:1], FILES[1:], FILES])
 def test_every_line_of_the_text_report_fits_120_columns(files):
     proc = report(*files)
@@ -34,6 +35,7 @@ def test_every_line_of_the_text_report_fits_120_columns(files):
     assert said and all(" ".join(line.split()) in flat for line in said)
 
 
+@pytest.mark.quick
 def test_the_narrow_table_and_every_column(tmp_path):
     rows = json.loads(report(FILES[0], "--format", "json").stdout)["workloads"]["sleep"]["rows"]
     text = report(FILES[0]).stdout.splitlines()
@@ -59,6 +61,7 @@ def test_the_narrow_table_and_every_column(tmp_path):
     assert chosen[start + 4].split()[-1] == rows[0]["benchmark"]
 
 
+@pytest.mark.quick
 def test_an_unknown_column_is_one_line_naming_the_known_ones(tmp_path):
     proc = report(FILES[0], "--columns", "model,bogus")
     assert proc.returncode == 2 and proc.stdout == ""
@@ -69,6 +72,7 @@ def test_an_unknown_column_is_one_line_naming_the_known_ones(tmp_path):
     assert all(name in helped.replace("\n", " ").replace(" ", "") for name in CELLS)
 
 
+@pytest.mark.quick
 def test_the_consoles_long_lines_wrap_within_120_columns(monkeypatch):
     from concbench.run import progress
 
@@ -85,6 +89,7 @@ def test_the_consoles_long_lines_wrap_within_120_columns(monkeypatch):
     assert all(part.startswith("    ") for part in said[1:])
 
 
+@pytest.mark.quick
 def test_a_comparison_with_a_long_name_wraps_its_times_within_120_columns():
     # A default run's longest name (rotate's forkserver pool) in two files'
     # comparison: the changes at their narrowest left it 122 wide.

@@ -71,6 +71,7 @@ def test_pyperf_order_on_request(tmp_path):
         name for name in suite.get_benchmark_names() for _ in range(2)]
 
 
+@pytest.mark.quick
 def test_schedule_is_the_seeds():
     first = schedule(10, 4, 1)
     assert schedule(10, 4, 1) == first
@@ -97,6 +98,7 @@ def noisy(values, spread, seed):
     return {r: v * math.exp(rnd.gauss(0, spread)) for r, v in enumerate(values)}
 
 
+@pytest.mark.quick
 def test_a_model_twice_as_fast_gets_an_interval_around_2():
     rnd = random.Random(3)
     # The machine drifts by up to 40% between rounds; both runs of a round see it.
@@ -113,6 +115,7 @@ def test_a_model_twice_as_fast_gets_an_interval_around_2():
     assert loose.high - loose.low > ratio.high - ratio.low
 
 
+@pytest.mark.quick
 def test_identical_models_get_an_interval_holding_1():
     """A 95% interval holds the truth 19 times in 20: of 40 seeded pairs of
     identical models, at least 36 intervals must hold 1."""
@@ -153,6 +156,7 @@ def fastest_line(suite):
     return takeaways(rows)[0]
 
 
+@pytest.mark.quick
 def test_takeaways_name_a_winner_only_when_it_is_clear():
     clear = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.2})
     assert fastest_line(clear).startswith("fastest: asyncio (")
@@ -206,6 +210,7 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
         "(1.08x its time [0.98-1.18])")
 
 
+@pytest.mark.quick
 def test_the_report_dates_each_answer_by_the_rounds_that_gave_it():
     """asyncio is three times as fast as sequential and 1.5 times as fast
     as uvloop: the race is answered once its intervals are bounded. The
@@ -246,6 +251,7 @@ def test_the_report_dates_each_answer_by_the_rounds_that_gave_it():
     assert answered_after(pyperf_order, found) == {}
 
 
+@pytest.mark.quick
 def test_report_rows_carry_the_interval(tmp_path):
     path = tmp_path / "s.json"
     suite_of({"sequential": 0.3, "threads-2": 0.15}).dump(str(path))
@@ -263,6 +269,7 @@ def test_report_rows_carry_the_interval(tmp_path):
     assert row["speedup_rounds_faster"] == row["speedup_rounds"] == 5
 
 
+@pytest.mark.quick
 def test_the_same_within_5_percent_reads_both_ends_at_the_whole_level():
     """A race reads each comparison's lower end, one-sided at 98% (4% of its
     5% over 2 comparisons): the interval it computes is two-sided at 92% /
@@ -283,6 +290,7 @@ def test_the_same_within_5_percent_reads_both_ends_at_the_whole_level():
         "none more than 5% faster: uvloop (1.01x its time [0.98-1.05])")
 
 
+@pytest.mark.quick
 def test_a_tie_of_three_says_each_is_the_same_as_the_leader_not_as_each_other():
     """A race compares each row with the leader only: two rows each within
     5% of it may differ by up to 10% between them, so a tie of three names
@@ -298,6 +306,7 @@ def test_a_tie_of_three_says_each_is_the_same_as_the_leader_not_as_each_other():
     assert "asyncio, uvloop, hybrid-2: the same" not in line
 
 
+@pytest.mark.quick
 def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monkeypatch):
     """Successive elimination's rule: the leader ran 3 rounds, a row at 1.00x
     ran 8 others, so they share none and their comparison has no interval;
@@ -332,6 +341,7 @@ def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monke
     assert {r.model: s for r, _, s in Race([leader, far, close]).entries}["far"] == OPEN
 
 
+@pytest.mark.quick
 def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_intervals(
         monkeypatch):
     """Rows paired in their worker compare without shared rounds: the
@@ -363,6 +373,7 @@ def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_i
     assert [state for _, _, state in Race([leader, rival]).entries] == [OPEN]
 
 
+@pytest.mark.quick
 def test_joining_a_comparison_with_its_side_by_side_part_changes_neither():
     """A simulated run hands the same Ratio to every reader of the same
     rounds (``stats.memoized``), so the join that marks which part came

@@ -49,6 +49,7 @@ def series(sigma, kappa, counts, rounds=8, sd=0.01, scale=0.97, seed=1, gil=Fals
                      for r in range(rounds)}, gil) for n in counts]
 
 
+@pytest.mark.quick
 def test_the_fit_finds_a_known_peak_and_serial_fraction():
     kappa = 0.98 / 144     # sigma 0.02: the peak at 12
     fit = fit_series(series(0.02, kappa, (1, 2, 4, 8, 16)), 16, Reference())
@@ -59,6 +60,7 @@ def test_the_fit_finds_a_known_peak_and_serial_fraction():
     assert fit.baseline == "processes-1" and fit.counts == [1, 2, 4, 8, 16]
 
 
+@pytest.mark.quick
 def test_a_linear_curve_has_no_peak_within_its_rungs():
     fit = fit_series(series(0.0, 0.0, (1, 2, 4, 8, 16, 32, 64)), 64, Reference())
     assert fit.sigma_low <= 0.0 <= fit.sigma_high
@@ -68,6 +70,7 @@ def test_a_linear_curve_has_no_peak_within_its_rungs():
     assert "no peak within 1-64" in line or "peak predicted past 64" in line
 
 
+@pytest.mark.quick
 def test_threads_on_the_gil_read_a_serial_fraction_near_one():
     rows = series(1.0, 0.0, (2, 4, 8), scale=1.0, gil=True)
     fit = fit_series(rows, 8, Reference())
@@ -77,6 +80,7 @@ def test_threads_on_the_gil_read_a_serial_fraction_near_one():
     assert "(the GIL)" in shape_line("threads", "", rows, fit)
 
 
+@pytest.mark.quick
 def test_no_fit_on_fewer_than_three_rungs_at_or_below_the_cpus():
     """On 2 CPUs the ladder is 1, 2, 4: 4 shares cores and is not fitted."""
     rows = series(0.0, 0.0, (1, 2, 4))
@@ -86,6 +90,7 @@ def test_no_fit_on_fewer_than_three_rungs_at_or_below_the_cpus():
     assert fit_series(series(0.0, 0.0, (2, 4)), 4, Reference()).baseline == "sequential"
 
 
+@pytest.mark.quick
 def test_rungs_beyond_the_cpus_do_not_bend_the_fit():
     """A ladder's 2U rung, slower for sharing cores, is left out: the fit
     of a linear curve stays linear."""
@@ -95,6 +100,7 @@ def test_rungs_beyond_the_cpus_do_not_bend_the_fit():
     assert 16 not in fit.counts and fit.kappa == pytest.approx(0.0, abs=1e-3)
 
 
+@pytest.mark.quick
 def test_rungs_no_curve_can_pass_through_are_said_so():
     """Speedups that rise, fall and rise again at a 1% spread follow
     neither law: no curve passes through every rung's interval."""
@@ -105,6 +111,7 @@ def test_rungs_no_curve_can_pass_through_are_said_so():
     assert "follows neither" in shape_line("processes", "", rows, fit)
 
 
+@pytest.mark.quick
 def test_the_polytope_is_the_set_its_vertices_span():
     """Each vertex satisfies every bound, and a point inside (their mean)
     too; a bound no curve can meet gives no set."""
@@ -203,6 +210,7 @@ def test_a_file_of_three_rungs_on_its_cpus_reads_its_curve(tmp_path):
         assert "curves: no fit" in run([ROOT / "report.py", ran], tmp_path).stdout
 
 
+@pytest.mark.quick
 def test_a_falling_curve_peaks_at_one_and_its_interval_is_in_order():
     """Speedups that halve at each doubling: the peak is at 1 worker, never
     below, and the interval's ends are in order."""
@@ -214,6 +222,7 @@ def test_a_falling_curve_peaks_at_one_and_its_interval_is_in_order():
         assert 1 <= fit.peak_low <= fit.peak_high
 
 
+@pytest.mark.quick
 def test_a_serial_fraction_beyond_the_fits_range_says_which_side():
     from concbench.report.verdicts import fraction
 

@@ -44,7 +44,8 @@ OTHER_NAMESPACES = {
     "gil": {"concbench/analysis/rows.py"},
     # --pairing's destination, and its value "round" (pair by round).
     "pairing": {"concbench/run/options.py", "concbench/run/matrix.py"},
-    "round": {"concbench/run/matrix.py", "concbench/run/cell.py", "concbench/analysis/rows.py", "concbench/run/schedule.py"},
+    "round": {"concbench/run/matrix.py", "concbench/run/cell.py", "concbench/analysis/rows.py",
+              "concbench/run/schedule.py"},
     # The report's column of the longest item latency measured; the metadata
     # key of that name is the longest latency a workload drew.
     "latency_max_s": {"concbench/report/columns.py"},
@@ -67,6 +68,7 @@ def spellings(path):
                         yield keyword.arg, node.lineno
 
 
+@pytest.mark.quick
 def test_no_key_is_spelled_outside_the_schema():
     found = []
     for top in PACKAGE:
@@ -80,6 +82,7 @@ def test_no_key_is_spelled_outside_the_schema():
     assert not found, "metadata keys spelled outside concbench/schema.py: " + ", ".join(found)
 
 
+@pytest.mark.quick
 def test_the_scan_finds_a_spelled_key(tmp_path):
     """The check above can fail: a module that writes a key by its name."""
     module = tmp_path / "writer.py"
@@ -88,6 +91,7 @@ def test_the_scan_finds_a_spelled_key(tmp_path):
     assert {"cpu_tree", "mem_tree_peak"} <= names <= set(schema.BY_NAME) | {"meta"}
 
 
+@pytest.mark.quick
 def test_the_oldest_names_are_still_keys():
     """What files already written carry: a key renamed in the schema would
     no longer be read from them."""
@@ -152,6 +156,7 @@ def test_http_keys_are_written(tiny_suite):
     assert meta[schema.SERVER_REQUESTS] >= meta[schema.ITEMS]
 
 
+@pytest.mark.quick
 def test_batches_combine_as_the_schema_says():
     hook = RunFigures()
     hook.add_batch(0.5, {schema.CPU_TREE: 1.0, schema.MEM_TREE_PEAK: 10,

@@ -6,7 +6,10 @@ import subprocess
 import sys
 import time
 
+import pytest
 
+
+@pytest.mark.quick
 def test_every_test_has_a_time_limit_below_the_suites(pytestconfig):
     limit = float(pytestconfig.getini("timeout"))
     assert 0 < limit <= 420, limit

@@ -65,6 +65,7 @@ def run_model(model, workload, items):
         model.close()
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("workload_name", sorted(TINY))
 @pytest.mark.parametrize("model_name", MODELS)
 def test_model_runs_workload_verified(workload_name, model_name):
@@ -77,6 +78,7 @@ def test_model_runs_workload_verified(workload_name, model_name):
     assert summary["failures"] == 0
 
 
+@pytest.mark.quick
 def test_inputs_are_seeded_and_differ_by_seed():
     for name, params in TINY.items():
         cls = workloads.get(name)
@@ -90,6 +92,7 @@ def test_inputs_are_seeded_and_differ_by_seed():
         assert first != other
 
 
+@pytest.mark.quick
 def test_encode_counts_bytes_not_characters():
     workload, items, reference = make("encode")
     assert sum(reference) > sum(len(url) for url in items)
@@ -100,6 +103,7 @@ def test_encode_counts_bytes_not_characters():
     assert [fn(url) for url in items] == reference
 
 
+@pytest.mark.quick
 def test_rotate_result_is_a_digest_of_rotated_pixels():
     workload, items, reference = make("rotate")
     assert len(set(reference)) == len(items)
@@ -130,6 +134,7 @@ class Reordering(models.families()[0]):
         return list(reversed(super().run(sync_fn, async_fn, items)))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("workload_name", sorted(TINY))
 @pytest.mark.parametrize("broken", [Dropping, Corrupting, Reordering])
 def test_broken_model_is_caught(workload_name, broken):
@@ -150,6 +155,7 @@ async def async_failing_item(item):
     return failing_item(item)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", MODELS)
 def test_exception_in_an_item_is_not_swallowed(model_name):
     model = models.parse(model_name)
@@ -191,6 +197,7 @@ def most_at_once(spans):
 ONE_BY_ONE = ("sequential", "asyncio-serial")
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("model_name", ONE_BY_ONE + (
     "threads-8", "threads-8-chunk-2", "processes-4-chunk-1", "asyncio", "uvloop",
     "hybrid-2", "hybrid-4-uvloop", "asyncio-limit-8"))
@@ -214,6 +221,7 @@ def test_concurrent_models_overlap_io(model_name):
         assert most_at_once(spans) >= 2, spans
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name, message", [
     ("threads-0", "the number of threads must be at least 1"),
     ("processes--1", "expected processes-N-chunk-C"),

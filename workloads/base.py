@@ -8,10 +8,13 @@ describes it. bench.py and report.py read these and name no workload.
 
 from concbench import schema
 
-from .options import (ALL, DEFAULT, ITEMS, JITTER_MS, LATENCY_MS, POOL_MAP,
-                      PROCESS_POOL_DEFAULT, PROCESSES_FULL, QUICK, RATE, SEED, SWEEP,
-                      SWEEP_RATES, THREAD_POOL_DEFAULT, THREADS_FULL, USABLE, Option,
-                      ladder, parse_rate, preset)
+# Worker counts sized to the machine: a preset's model list names a family
+# over the ladder, and the standard library's defaults.
+from concbench.ladder import (ALL, DEFAULT, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK,
+                              THREAD_POOL_DEFAULT, USABLE, ladder)
+
+from .options import (ITEMS, JITTER_MS, LATENCY_MS, PROCESSES_FULL, RATE, SEED, SWEEP,
+                      SWEEP_RATES, THREADS_FULL, Option, parse_rate, preset)
 
 # What a workload imports from here (docs/plugins.md): the contract, and the
 # options and presets' helpers of .options.

@@ -4,11 +4,6 @@ options most workloads share (--items, --seed, --latency-ms, --jitter-ms,
 
 import argparse
 
-# Worker counts sized to the machine (concbench.ladder): a preset's model list
-# names a family over the ladder, and the standard library's defaults.
-from concbench.ladder import (ALL, DEFAULT, POOL_MAP, PROCESS_POOL_DEFAULT, QUICK,
-                              THREAD_POOL_DEFAULT, USABLE, ladder)
-
 
 class Option:
     """A workload parameter that is also a bench.py option.

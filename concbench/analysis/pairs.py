@@ -90,7 +90,7 @@ def gap(row, reference):
 def middles(row):
     """{round: the middle of the run's worker, in seconds since the epoch}."""
     found = {}
-    for position, (run, meta) in enumerate(row._timed_runs()):
+    for position, (_, meta) in enumerate(row._timed_runs()):
         try:
             start = datetime.datetime.fromisoformat(meta["date"]).timestamp()
             found[meta.get(K.ROUND, position)] = start + meta["duration"] / 2

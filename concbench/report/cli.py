@@ -102,7 +102,7 @@ def read_bytes(path):
         with open(path, "rb") as f:
             return f.read()
     except OSError as exc:
-        raise ReportError("%s: %s" % (path, exc.strerror or exc))
+        raise ReportError("%s: %s" % (path, exc.strerror or exc)) from None
 
 
 def write_plots(document, directory, inputs):
@@ -205,7 +205,7 @@ def write_outputs(args, analyses, document):
         try:
             os.makedirs(args.plot, exist_ok=True)
         except OSError as exc:
-            raise ReportError("--plot %s: %s" % (args.plot, exc.strerror or exc))
+            raise ReportError("--plot %s: %s" % (args.plot, exc.strerror or exc)) from None
         for directory, doc in plot_documents:
             if directory != args.plot:
                 files.make_folder(directory, "--plot")
@@ -221,7 +221,8 @@ def gate_lines(analyses, fail_on, workloads=None):
     try:
         changes = gate(base, new, skipped=skipped)
     except GateError as exc:
-        raise ReportError("--fail-on: %s and %s: %s" % (analyses[0].path, analyses[1].path, exc))
+        raise ReportError("--fail-on: %s and %s: %s" % (
+            analyses[0].path, analyses[1].path, exc)) from None
     failing = [c for c in changes if c.fails(fail_on)]
     untold = [c.name for c in changes if c.ratio is None or c.ratio.low is None]
     if len(untold) == len(changes):

@@ -36,6 +36,10 @@ def _ratio_part(which):
     return lambda r: getattr(r.ratio, which) if r.ratio else None
 
 
+def _shift_part(which):
+    return lambda r: getattr(r.reference_shift, which) if r.reference_shift else None
+
+
 class Column:
     def __init__(self, title, key, raw, text=None, page=None):
         self.title, self.key, self.raw, self.text = title, key, raw, text
@@ -71,9 +75,9 @@ COLUMNS = [
     Column("pair log sd", "pair_log_sd", _ratio_part("log_sd"),
            page=lambda d: fmt_num(d["pair_log_sd"], "%.3f")),
     Column("", "speedup_halfwidth", lambda r: half_width(r.ratio)),
-    Column("", "reference_shift", lambda r: r.reference_shift.point if r.reference_shift else None),
-    Column("", "reference_shift_ci_low", lambda r: r.reference_shift.low if r.reference_shift else None),
-    Column("", "reference_shift_ci_high", lambda r: r.reference_shift.high if r.reference_shift else None),
+    Column("", "reference_shift", _shift_part("point")),
+    Column("", "reference_shift_ci_low", _shift_part("low")),
+    Column("", "reference_shift_ci_high", _shift_part("high")),
     Column("items/s", "items_per_s", lambda r: r.items_per_s,
            lambda d: fmt_num(d["items_per_s"], "%.0f")),
     Column("ideal", "ideal_s", lambda r: r.ideal, lambda d: fmt_time(d["ideal_s"])),

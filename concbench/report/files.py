@@ -66,7 +66,7 @@ def check_replaceable(path, option, inputs):
     except FileNotFoundError:
         found = None
     except OSError as exc:
-        raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc))
+        raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc)) from None
     if found is not None:
         if stat.S_ISLNK(found.st_mode):
             raise ReportError("%s %s: is a symbolic link; left as it is" % (option, path))
@@ -117,7 +117,7 @@ def write_page(path, text, inputs):
         os.replace(temporary, path)
         temporary = None
     except OSError as exc:
-        raise ReportError("--html %s: %s" % (path, exc.strerror or exc))
+        raise ReportError("--html %s: %s" % (path, exc.strerror or exc)) from None
     finally:
         if temporary is not None:
             try:
@@ -133,7 +133,7 @@ def check_plot_folder(directory, inputs):
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise ReportError("--plot %s: %s" % (directory, exc.strerror or exc))
+        raise ReportError("--plot %s: %s" % (directory, exc.strerror or exc)) from None
     if not stat.S_ISDIR(found.st_mode):
         raise ReportError("--plot %s: %s, not a directory" % (
             directory, "is one of the input files" if same_file(directory, inputs)
@@ -149,7 +149,7 @@ def make_folder(path, option):
         try:
             os.makedirs(path)
         except OSError as exc:
-            raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc))
+            raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc)) from None
         return
     if stat.S_ISLNK(found.st_mode) or not stat.S_ISDIR(found.st_mode):
         raise ReportError("%s %s: exists and is not a folder of ours (a link or a file); "
@@ -164,4 +164,4 @@ def open_own(path, option, inputs):
     try:
         return os.fdopen(os.open(path, flags, 0o666), "wb")
     except OSError as exc:
-        raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc))
+        raise ReportError("%s %s: %s" % (option, path, exc.strerror or exc)) from None

@@ -49,14 +49,14 @@ def load(path, warnings=None):
     try:
         data = json.loads(read_text(path))
     except (UnicodeDecodeError, ValueError, EOFError, OSError) as exc:
-        raise ReportError("%s: not a JSON file (%s)" % (path, str(exc).splitlines()[0]))
+        raise ReportError("%s: not a JSON file (%s)" % (path, str(exc).splitlines()[0])) from None
     if not isinstance(data, dict) or "benchmarks" not in data or "version" not in data:
         raise ReportError("%s: a JSON file, but not one written by pyperf "
                           "(no 'version' and 'benchmarks' keys)" % path)
     try:
         suite = pyperf.BenchmarkSuite.load(path)
     except Exception as exc:    # pyperf's own validation, in its words
-        raise ReportError("%s: pyperf cannot read it: %s" % (path, exc))
+        raise ReportError("%s: pyperf cannot read it: %s" % (path, exc)) from None
     if not suite.get_benchmarks():
         raise ReportError("%s: holds no benchmark" % path)
     return checked(suite, path, warnings)

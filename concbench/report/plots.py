@@ -304,8 +304,8 @@ def comparison_figure(plt, document, workload):
                                        sharey=True)
     height = 0.8 / len(files)
     places = list(range(len(records)))
-    scale, title = VALUE_AXES.get(unit_of([e for r in records for e in r["files"] if e.get("unit")]),
-                                  (1.0, "value (units differ: see the table)"))
+    units = unit_of([e for r in records for e in r["files"] if e.get("unit")])
+    scale, title = VALUE_AXES.get(units, (1.0, "value (units differ: see the table)"))
     times = []
     for index, path in enumerate(files):
         offset = [p - 0.4 + height * (index + 0.5) for p in places]

@@ -18,15 +18,18 @@ from .render_text import (agreement_line, best_line, comparison_entries,
                           comparison_headers, workload_control)
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1700px;padding:0 1.5em 3em;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1700px;padding:0 1.5em 3em;
+color:#222}
 h1{font-size:1.6em;margin:.8em 0 .2em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 h2 small{font-weight:normal;color:#555;font-size:.65em}
-table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{padding:.2em .45em;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;margin:.6em 0;font-size:13px}
+td,th{padding:.2em .45em;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
 td:first-child,th:first-child{text-align:left}th{background:#f3f3f3;position:sticky;top:0}
 table.sortable th{cursor:pointer}table.sortable th:after{content:" \\2195";color:#aaa}
 .scroll{overflow-x:auto}dl.env{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em}
 dl.env dt{font-weight:600}dl.env dd{margin:0}.note{color:#8a5300}.takeaways li{margin:.2em 0}
-.untrusted{color:#b00020;font-weight:600}figure{margin:1em 0}figure svg{max-width:100%;height:auto}.downloads a{margin-right:1em}
+.untrusted{color:#b00020;font-weight:600}figure{margin:1em 0}figure svg{max-width:100%;height:auto}
+.downloads a{margin-right:1em}
 """
 
 SCRIPT = """

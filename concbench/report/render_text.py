@@ -153,7 +153,7 @@ def comparison_entries(record):
             cells.extend([("", "", None)] * (2 if not i else 4))
             continue
 
-        def cell(text, key):
+        def cell(text, key, i=i, entry=entry):
             cells.append((text, "%d:%s" % (i, key), entry.get(key)))
         cell("%s +- %s" % (format_value(entry["mean_s"], entry.get("unit")),
                            format_value(entry["stdev_s"], entry.get("unit"))), "mean_s")

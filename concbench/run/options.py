@@ -20,8 +20,8 @@ from concbench.run.schedule import PAIRINGS
 # narrows it for its workers (concbench/run/cli.py).
 WORKLOAD_DEST = "workload"
 SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_figures",
-             "without",
-             "pairing", "latency_overhead", "no_latency", "pyperf_order", "order_seed", "rounds", "extra_rounds", "side_by_side",
+             "without", "pairing", "latency_overhead", "no_latency", "pyperf_order",
+             "order_seed", "rounds", "extra_rounds", "side_by_side",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
              "master_pid", "cpus", "usable_cpus", "ceiling", "no_ceiling")
 

@@ -17,10 +17,11 @@ per worker absorbs first-call costs (imports, lazy pools). These are the
 first round's: a worker paired with the reference (``concbench.run.schedule``)
 runs ``values`` pairs and no warm-up (fewer pairs, down to two, where its
 workload's pairs take long: ``calibration.first_values``), one paired by
-round, and the reference's own, ``round_values`` values after its warm-up. From the next round on, what the
-run measured sizes each worker (``concbench.run.calibration``: the pairs that
-answer its open question soonest, a warm-up only where the first batch is
-slower). -n and -w set every count.
+round, and the reference's own, ``round_values`` values after its warm-up.
+From the next round on, what the run measured sizes each worker
+(``concbench.run.calibration``: the pairs that answer its open question
+soonest, a warm-up only where the first batch is slower). -n and -w set
+every count.
 
 ``max_time`` is the preset's budget for the whole run: after its rounds,
 further rounds run only for what is still open (``concbench.run.allocation``),

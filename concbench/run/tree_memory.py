@@ -197,7 +197,8 @@ def choose_method(pid):
         return "pss"
     try:
         import psutil
-        psutil.Process(pid).memory_full_info().uss
+        # A probe: raises where the USS cannot be read.
+        psutil.Process(pid).memory_full_info().uss  # noqa: B018
         return "uss"
     except Exception:
         return "rss"
