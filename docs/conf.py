@@ -14,14 +14,14 @@ author = "concurrency-bench contributors"
 extensions = ["myst_parser", "sphinxarg.ext"]
 # The levels the statistics page states, and the simulation's error rates,
 # come from the code and from the simulation's last recorded run
-# (docs/data/simulation.json, written by `python -m concbench.simulation
-# --json`): {{ name }} in a page (concbench.doc_numbers).
+# (docs/data/simulation.json, written by `python -m research.simulation
+# --json`): {{ name }} in a page (research.doc_numbers).
 myst_enable_extensions = ["substitution"]
 SIMULATION = os.path.join(ROOT, "docs", "data", "simulation.json")
 
 
 def _substitutions():
-    from concbench import doc_numbers as levels
+    from research import doc_numbers as levels
 
     found = levels.substitutions()
     found.update(levels.simulation(SIMULATION))

@@ -4,7 +4,7 @@ The interval is a confidence sequence (concbench.analysis.anytime); these tests 
 its closed form against the mixture it comes from, the floor and the
 widening for rounds that resemble their neighbours, and drive the whole
 run (rows, questions, allocation, takeaways) with synthetic rounds of known
-truth (concbench.simulation).
+truth (research.simulation).
 """
 
 import itertools
@@ -20,12 +20,13 @@ import pytest
 
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import is_open
-from concbench.simulation import Rates, cell_runs, error_rates
 from concbench.analysis.pairs import in_worker
 from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
                                       verdict, within_floor)
 from concbench.analysis.unpaired import t_critical_95
-from concbench.doc_numbers import binomial_below
+from conftest import ROOT
+from research.doc_numbers import binomial_below
+from research.simulation import Rates, cell_runs, error_rates
 
 # Simulated runs per cell, and the Monte Carlo margin. A cell is read after
 # 250, 500 and 1,000 of its runs (the same seeded runs, in order): before
@@ -312,12 +313,12 @@ def test_a_cell_read_at_each_look_passes_a_7_percent_method_under_1_percent():
 
 def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
     """Simulated runs driven by bench.py's own rows, floor, questions and
-    allocation (concbench.simulation), up to 1,000 per kind of noise: slow
+    allocation (research.simulation), up to 1,000 per kind of noise: slow
     periods that favour one side and keep their sign over several rounds
     (drift), AR(1) rounds, and single values per round (rows paired by
     round) with a skew of the reference's side only, all at sd 0.15; and
     this machine's noisy days, pairs inside a worker spread 0.12 and no
-    noise between workers (`python -m concbench.simulation` prints every
+    noise between workers (`python -m research.simulation` prints every
     kind). The preset's two rounds are charged to the budget. A
     true 1.00x is called faster or slower, a true 1.08x the same, "fastest"
     or the best thread count is wrong (the true best left out, or answered
@@ -336,7 +337,7 @@ def test_the_runs_answers_keep_their_95_percent_whatever_the_noise():
 # digest, in a process of its own (its own string hashes).
 ROUNDS_CHOSEN = textwrap.dedent("""
     import hashlib, itertools
-    import concbench.simulation as simulation
+    import research.simulation as simulation
     chosen = []
     run_round = simulation.run_round
     def traced(rows, names, *rest):
@@ -425,7 +426,7 @@ def test_a_simulated_run_under_precision_asks_what_bench_py_asks_then(monkeypatc
     race), and the runs' answers are checked like any other world's (the
     recorded table, docs/figures.md). (A run that reads its questions
     without the precision fails.)"""
-    from concbench import simulation
+    from research import simulation
 
     seen = []
     real = simulation.all_questions
@@ -449,7 +450,7 @@ def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeyp
     one that keeps a count without its reading, likely or least)."""
     import contextlib
 
-    from concbench import simulation
+    from research import simulation
 
     def figures():
         found = {}
@@ -474,7 +475,7 @@ def test_the_simulated_rows_are_settled_as_the_report_settles_a_file(truths):
     import pyperf
 
     from concbench.analysis.rows import build_rows
-    from concbench.synthetic import Noise, run_round, settle_all, world
+    from research.synthetic import Noise, run_round, settle_all, world
 
     rng = random.Random(3)
     rows, _, _ = world("ar1", truths)
@@ -526,9 +527,10 @@ def test_the_simulation_writes_what_the_pages_read(tmp_path):
     import sys
 
     out = tmp_path / "sim.json"
-    proc = subprocess.run([sys.executable, "-m", "concbench.simulation", "--trials", "10",
+    proc = subprocess.run([sys.executable, "-m", "research.simulation", "--trials", "10",
                            "--seed", "3", "--world", "default", "--processes", "1",
-                           "--json", str(out)], capture_output=True, text=True, timeout=240)
+                           "--json", str(out)], capture_output=True, text=True, timeout=240,
+                          cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     record = json.loads(out.read_text())
     assert record["command"].endswith("--json %s" % out) and record["trials"] == 10
@@ -538,9 +540,9 @@ def test_the_simulation_writes_what_the_pages_read(tmp_path):
         assert line[:3] == [cell["world"], cell["noise"], "%g" % cell["sd"]]
         assert line[3] == "%.1f%%" % (100 * cell["1.00x faster/slower"])
         assert int(line[-1]) == cell["median rounds"]
-    proc = subprocess.run([sys.executable, "-m", "concbench.simulation", "--trials", "10",
+    proc = subprocess.run([sys.executable, "-m", "research.simulation", "--trials", "10",
                            "--json", str(tmp_path / "none" / "sim.json")],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith(
         "--json: no folder %s" % (tmp_path / "none")), proc.stderr
     assert not (tmp_path / "none").exists()
@@ -551,7 +553,7 @@ def test_a_world_of_five_workloads_reads_each_workloads_races():
     workload's races on its own rows: the share of workloads that answered
     both races takes values between none and all, as one budget's rounds
     reach some workloads' races and not others'."""
-    from concbench.simulation import simulate
+    from research.simulation import simulate
 
     rng = random.Random(7)
     shares = [simulate("pairs", 0.03, rng, budget=500, truths="five")[7] for _ in range(20)]
@@ -562,13 +564,13 @@ def test_a_world_of_five_workloads_reads_each_workloads_races():
 @pytest.mark.quick
 def test_a_races_plan_needs_more_than_a_test_that_knew_its_spread():
     """The yardstick of docs/figures.md ("Five workloads on a noisy day",
-    tests/measure_race_cost.py): no open comparison's plan needs fewer
+    research/measure_race_cost.py): no open comparison's plan needs fewer
     units than a test of a size fixed in advance, at the same one-sided
     level, that knew its spread (the sequence's critical value and the
     widening only add to it), and more power costs that test more."""
     from pathlib import Path
 
-    import measure_race_cost
+    from research import measure_race_cost
     from concbench.analysis.comparisons import MOST_ROUNDS
 
     found = measure_race_cost.costs(str(Path(__file__).parent / "data" / "small.json"))
@@ -582,11 +584,11 @@ def test_a_races_plan_needs_more_than_a_test_that_knew_its_spread():
 
 def test_giving_a_question_up_costs_few_answers(monkeypatch):
     """Runs made to spend their budget on the questions bench.py gives up
-    (``concbench.given_up``): bench.py would have stopped some of them early, and
+    (``research.given_up``): bench.py would have stopped some of them early, and
     few of those answered anything after that point. With nothing given
     up (``reachable`` always true), no run would have stopped early."""
     from concbench.run import allocation
-    from concbench.given_up import given_up
+    from research.given_up import given_up
 
     stopped, saved, later, _, _ = given_up("gaussian", 0.15, 5, 40)
     assert stopped >= 2 and saved > 0 and later <= max(1, stopped // 10)
@@ -595,13 +597,13 @@ def test_giving_a_question_up_costs_few_answers(monkeypatch):
 
 
 def test_what_giving_up_costs_prints_a_line_a_cell():
-    """``python -m concbench.given_up``: a line for every cell of the worlds
+    """``python -m research.given_up``: a line for every cell of the worlds
     asked for, with the runs that would have stopped early; a budget of
     nothing is one line and exit 2."""
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "concbench.given_up", "--trials", "10",
+    proc = subprocess.run([sys.executable, "-m", "research.given_up", "--trials", "10",
                            "--seed", "5", "--world", "default", "--processes", "1"],
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
@@ -609,7 +611,7 @@ def test_what_giving_up_costs_prints_a_line_a_cell():
     assert len(lines) == 14 and all(line[0] == "default" for line in lines)
     assert all(0 <= int(line[3]) <= 10 for line in lines)
     assert sum(int(line[3]) for line in lines) > 0
-    proc = subprocess.run([sys.executable, "-m", "concbench.given_up", "--budget", "0"],
+    proc = subprocess.run([sys.executable, "-m", "research.given_up", "--budget", "0"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].endswith(
         "--budget: more than 0 seconds"), proc.stderr
@@ -621,7 +623,7 @@ def test_a_step_answers_from_the_races_runs_side_by_side(monkeypatch):
     races' runs side by side of its two rows answers the step in most runs
     (72% of 40 at 400 s), where through the speedups alone it is answered
     in few (10%)."""
-    import concbench.simulation as simulation
+    import research.simulation as simulation
     from concbench.analysis import steps
 
     def answered_share():

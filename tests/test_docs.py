@@ -121,7 +121,7 @@ def test_the_levels_the_pages_state_are_the_codes(built, monkeypatch):
     """The race's levels on the statistics page come from the code at every
     build: the page says what concbench.analysis computes, and a change of
     a level in the code changes what the pages are given."""
-    from concbench import doc_numbers as levels
+    from research import doc_numbers as levels
     from concbench.analysis import elimination, side_by_side
 
     found = levels.substitutions()

@@ -204,7 +204,7 @@ WORST = ("drift",)
 
 
 def null_rates(alpha=None, trials=100):
-    from concbench.simulation import gate_rates
+    from research.simulation import gate_rates
 
     return gate_rates(trials, 5, noises=WORST, spreads=(0.15,), truths="default",
                       alpha=alpha)
@@ -227,7 +227,7 @@ def test_a_gate_whose_level_is_not_split_over_the_rows_fails_the_simulation():
 
 
 def test_a_model_made_a_third_slower_is_found_in_most_long_runs():
-    from concbench.simulation import gate_rates
+    from research.simulation import gate_rates
 
     found = gate_rates(60, 6, noises=("gaussian",), spreads=(0.03,), truths="default",
                        slowed={"w/threads-2": 2 / 3})

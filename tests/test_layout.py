@@ -113,6 +113,18 @@ def test_imports_go_one_way():
     assert not wrong, wrong
 
 
+@pytest.mark.quick
+def test_the_package_imports_none_of_the_research_tools():
+    """research/ is outside the wheel: no module of the package may need it."""
+    wrong = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            wrong.extend("%s -> %s" % (name, n) for n in names if n.split(".")[0] == "research")
+    assert not wrong, wrong
+
+
 # What a test of the quick tier (make check) must not do, by the names it
 # would do it with: run bench.py or a plugin's run, a simulation, the docs
 # build, a browser, tox.

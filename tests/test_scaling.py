@@ -1,7 +1,7 @@
 """The shape of a worker-count curve (concbench.analysis.scaling): Amdahl's
 law and the USL fitted on the rungs at or below the usable CPUs, with
 intervals that hold the truth, checked on curves of known shape and on
-simulated machines of 16 and 64 CPUs (concbench.simulation)."""
+simulated machines of 16 and 64 CPUs (research.simulation)."""
 
 import itertools
 import math
@@ -14,7 +14,7 @@ from concbench.analysis import scaling
 from concbench.analysis.scaling import fit_series
 from concbench.analysis.stats import ratio_of
 from concbench.report.verdicts import shape_line
-from concbench.synthetic import usl
+from research.synthetic import usl
 
 
 class Rung:
@@ -129,7 +129,7 @@ def test_the_polytope_is_the_set_its_vertices_span():
 def simulated(world, runs, seed=5):
     """{figure: share} of ``runs`` simulated runs of a world of many CPUs at
     this machine's quiet-day spread (pairs inside a worker spread 0.03)."""
-    from concbench.simulation import Rates, cell_runs, world_budget
+    from research.simulation import Rates, cell_runs, world_budget
 
     found = Rates(list(itertools.islice(
         cell_runs("pairs", 0.03, seed, world_budget(world, 400.0), world), runs)))

@@ -1,6 +1,6 @@
 """The harness leaves the model as it found it: what bench.py measures of a
 model agrees with what a bare script of the same work measures
-(tests/bare_models.py: no fork, no pinning, no sampler, no probe, no
+(research/bare_models.py: no fork, no pinning, no sampler, no probe, no
 collection, no priming), on the GIL build and on every free-threaded
 build found. One model of each family runs encode's items: threads over
 chunks, a process pool, asyncio, and threads each running a loop. The
@@ -34,7 +34,7 @@ import pytest
 from conftest import ROOT, run, skip_or_fail
 from test_versions import free_threaded_interpreters, tox
 
-BARE = str(ROOT / "tests" / "bare_models.py")
+BARE = str(ROOT / "research" / "bare_models.py")
 REPORT = str(ROOT / "report.py")
 MODELS = ["threads-2-chunk-125", "processes-2-chunk-125", "asyncio", "hybrid-2"]
 # 4,000 items: a batch of 100-170 ms. Under a 1-CPU quota (100 ms periods)
@@ -116,7 +116,7 @@ def geometric_pair(runs):
     period, so its pairs read about 0.35x, 1x or 2.8x as the period fell
     on one side, the other or both; a median of twelve read
     threads-2-chunk-125 at 0.52x against 1.09x in bench.py. Alternating
-    the order and pausing at random (tests/bare_models.py) gives either
+    the order and pausing at random (research/bare_models.py) gives either
     side the throttle as often, which the mean of the logs cancels."""
     logs = [math.log(s / m) for pairs in runs for s, m in pairs]
     return math.exp(statistics.fmean(logs))

@@ -29,7 +29,7 @@ settled to 0.1% is decided at round 3 as surely as one settled to 10%.
 
 Its guarantee assumes Gaussian rounds; rounds with heavier tails, or whose
 spread changes in regimes, make it more conservative still (see
-concbench.simulation, which drives this code and the verdicts with known
+research.simulation, which drives this code and the verdicts with known
 truths).
 """
 

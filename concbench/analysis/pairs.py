@@ -52,7 +52,7 @@ def settle(row, reference, alpha=ALPHA):
     """``row``'s speedup against ``reference`` from the rounds that pair
     them (``round_speedups``): its interval (``ratio``, at level 1 -
     ``alpha``), point and verdict. The report's rows and the simulation's
-    (``concbench.simulation``) are settled alike."""
+    (``research.simulation``) are settled alike."""
     row.reference = reference
     if row is reference:
         row.speedup = 1.0

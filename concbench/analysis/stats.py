@@ -110,11 +110,14 @@ _memo = None
 def memoized():
     """Within it, ``ratio_of`` computes each interval once and returns the
     same Ratio when asked again, and ``comparisons.rounds_needed`` each
-    count. A simulated run (``concbench.simulation``) reads every row after
+    count. A simulated run (``research.simulation``) reads every row after
     every round, and most rows got no round since the last reading; the
     intervals and counts are the same, in half the time. Only within
     one run, so that a test that changes how intervals are computed between
-    runs gets its own."""
+    runs gets its own. It stays here, though only the simulation
+    (``research.simulation``) enters it, because the cache must sit inside
+    the functions bench.py and the report use, so the simulation runs them
+    unchanged."""
     global _memo
     outer, _memo = _memo, {}
     try:

@@ -163,7 +163,7 @@ def choose(still, cost, remaining, joined=lambda names: names, give_up=True):
     soon show slower leave it first, whatever its closest contender still
     needs. ``cost``: a benchmark's likely seconds, by name; ``joined``:
     the benchmarks a set of them brings along (the controls); ``give_up``
-    False: no question is given up (``concbench.given_up`` compares)."""
+    False: no question is given up (``research.given_up`` compares)."""
     def to_answer(question):
         return more_rounds(question) * seconds_of(joined(members(question)), cost)
 

@@ -13,9 +13,9 @@ workers stopped helping), what runs next is the allocation's
 worker's pairs from ``calibration.values_for``), and the answer read at
 the end is the takeaways' (``race.Race``).
 
-The rows and the kinds of noise are ``concbench.synthetic``'s.
+The rows and the kinds of noise are ``research.synthetic``'s.
 
-    python -m concbench.simulation [--trials N] [--seed N]
+    python -m research.simulation [--trials N] [--seed N]
 """
 import datetime
 import itertools
@@ -36,11 +36,11 @@ from concbench.analysis.questions import all_questions
 from concbench.analysis.race import Race
 from concbench.analysis.stats import memoized
 from concbench.schema import IN_WORKER, beside_of
-from concbench.scoring import lower_ends_hold, right_answer, step_right
+from research.scoring import lower_ends_hold, right_answer, step_right
 from concbench import schema as K
 from concbench.analysis.scaling import fit_series
 from concbench.ladder import rungs as ladder_rungs
-from concbench.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
+from research.synthetic import (BUDGET_S, MOST_ROUNDS, NOISES, OVERHEAD_S, PAIR_S,
                                  SPREADS, VALUE_S, WIDE_BUDGET_S, WORLDS, Noise,
                                  count_race_of, curve_facts, options, parsed, run_round,
                                  settle_all, world)
@@ -409,7 +409,7 @@ def gate_table(trials, seed, worlds, budget, out=sys.stdout):
 
 
 def main(argv=None):
-    parser = options("python -m concbench.simulation", __doc__, 3000)
+    parser = options("python -m research.simulation", __doc__, 3000)
     parser.add_argument("--json", metavar="PATH",
                         help="also write the table there, as the documentation "
                         "reads it (docs/data/simulation.json)")
@@ -427,7 +427,7 @@ def main(argv=None):
     report(found, args.trials, args.seed, args.budget)
     if args.json:
         # What the documentation's tables and error rates are built from.
-        record = {"command": " ".join(["python -m concbench.simulation"] + list(
+        record = {"command": " ".join(["python -m research.simulation"] + list(
                       sys.argv[1:] if argv is None else argv)),
                   "trials": args.trials, "seed": args.seed, "budget": args.budget,
                   "jobs": args.processes,

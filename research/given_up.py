@@ -3,18 +3,18 @@
 bench.py stops a run once every question still open is given up: not even
 the most favourable reading of its rounds could answer it in the time left
 (``concbench.run.allocation.reachable``). Here simulated runs
-(``concbench.simulation``) spend their budget on such questions instead,
+(``research.simulation``) spend their budget on such questions instead,
 as bench.py did before, and count what they answered after the point
 where bench.py would have stopped.
 
-    python -m concbench.given_up [--trials N] [--seed N] [--world W] [--budget S]
+    python -m research.given_up [--trials N] [--seed N] [--world W] [--budget S]
 """
 import multiprocessing
 import random
 import sys
 
-from concbench.simulation import simulate
-from concbench.synthetic import BUDGET_S, NOISES, SPREADS, options, parsed
+from research.simulation import simulate
+from research.synthetic import BUDGET_S, NOISES, SPREADS, options, parsed
 
 
 def answered(questions):
@@ -87,7 +87,7 @@ def report(trials, seed, processes, worlds, budget, out=sys.stdout):
 
 
 def main(argv=None):
-    args = parsed(options("python -m concbench.given_up", __doc__, 200, "cells"), argv)
+    args = parsed(options("python -m research.given_up", __doc__, 200, "cells"), argv)
     return report(args.trials, args.seed, args.processes, args.world, args.budget)
 
 

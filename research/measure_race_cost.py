@@ -13,7 +13,7 @@ nearest answer (``comparisons.race_room``: shown slower, or no more than
 rows' runs, so a leader that runs once for several rivals is counted
 once for each.
 
-    python tests/measure_race_cost.py results/d1.json
+    python research/measure_race_cost.py results/d1.json
 """
 
 import math

@@ -1,5 +1,5 @@
-"""Whether a simulated run's answers are right (``concbench.simulation``),
-against the known truth of its rows (``concbench.synthetic``)."""
+"""Whether a simulated run's answers are right (``research.simulation``),
+against the known truth of its rows (``research.synthetic``)."""
 
 from concbench import schema as K
 from concbench.analysis.comparisons import HELPED

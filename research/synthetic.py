@@ -1,4 +1,4 @@
-"""The synthetic runs the simulation (``concbench.simulation``) drives
+"""The synthetic runs the simulation (``research.simulation``) drives
 through bench.py's own decision path: rows of known truth, and noise of
 the kinds measured on this machine.
 
@@ -164,7 +164,7 @@ class SimRow:
         self.speedup, self.mean, self._speedups = None, 1.0, {}
         self.paired_logs, self.within_floor, self.settled_groups = {}, None, 0
         # What the simulation's allocation computed of its costs
-        # (concbench.simulation.figures_of), until it runs again.
+        # (research.simulation.figures_of), until it runs again.
         self.figures = None
         # A race's comparisons side by side of this row's model, by the
         # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name

@@ -3,11 +3,11 @@ leaves the model as it is"): bench.py's speedups against a bare script's
 of the same work, and against bench.py's own without each of the harness's
 interventions (``--without``).
 
-    python tests/measure_harness.py --reps 5 --log harness.jsonl
-    python tests/measure_harness.py --log harness.jsonl --table   # the tables again
-    python tests/measure_harness.py --reps 12 --without '' --log bare.jsonl
+    python research/measure_harness.py --reps 5 --log harness.jsonl
+    python research/measure_harness.py --log harness.jsonl --table   # the tables again
+    python research/measure_harness.py --reps 12 --without '' --log bare.jsonl
 
-Each repetition runs the bare script (tests/bare_models.py: 8 rounds of
+Each repetition runs the bare script (research/bare_models.py: 8 rounds of
 each model, a process per model), then bench.py with everything and
 without each intervention, in a seeded order (-p 1 -n 16 -w 1: one worker
 a benchmark, 16 timed pairs). A run's figure is the median of its pairs'

@@ -8,7 +8,7 @@ import math
 
 from concbench.analysis import anytime, elimination, side_by_side, stats, steps
 from concbench.run.added_rounds import SIDE_WORKERS
-from concbench.simulation import COLUMNS
+from research.simulation import COLUMNS
 
 
 def percent(share):
@@ -59,7 +59,7 @@ ERRORS = COLUMNS[:6]
 
 def simulation(path):
     """{name: text} of the simulation's run recorded at ``path`` (written
-    by ``python -m concbench.simulation --json``), and its table in
+    by ``python -m research.simulation --json``), and its table in
     Markdown under "simulation_table"."""
     with open(path) as f:
         record = json.load(f)

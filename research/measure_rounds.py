@@ -8,7 +8,7 @@ how far a machine's rounds are from that.
     ./bench.py --workload encode,rotate -p 16 -o cpu.json
     ./bench.py --workload sleep,http \
         --model sequential,threads-8,threads-32,asyncio,uvloop,hybrid-2 -p 16 -o io.json
-    python tests/measure_rounds.py cpu.json io.json
+    python research/measure_rounds.py cpu.json io.json
 """
 
 import math

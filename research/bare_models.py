@@ -3,7 +3,7 @@ it: no harness around the batches (no fork, no pinning, no sampler, no
 probe, no garbage-collector settings, no priming). What it prints is the
 truth the harness must leave as it is (tests/test_transparency.py).
 
-    python tests/bare_models.py --items 1000 --rounds 5 MODEL ...
+    python research/bare_models.py --items 1000 --rounds 5 MODEL ...
 
 Each round runs, for each model, a sequential batch and the model's batch
 one after the other (the order alternating between rounds). Prints one
