@@ -6,45 +6,43 @@ the code, or a new run of the simulation, changes the pages with it."""
 import json
 import math
 
-from concbench.analysis import anytime, elimination, side_by_side, stats, steps
+from concbench import rules
+from concbench.analysis import anytime, side_by_side, stats
 from concbench.run.added_rounds import SIDE_WORKERS
 from research.simulation import COLUMNS
 
 
-def percent(share):
-    """0.04 -> "4%", 0.005 -> "0.5%", 0.9975 -> "99.75%"."""
-    text = ("%.4f" % (100 * share)).rstrip("0").rstrip(".")
-    return text + "%"
+percent = rules.percent
 
 
 def substitutions():
     """{name: text} of the levels, fixed in advance, that docs/statistics.md
     states."""
-    alpha = anytime.ALPHA
-    race_share = alpha - elimination.ELIMINATION_ALPHA
-    through = race_share - side_by_side.SIDE_BY_SIDE_ALPHA
+    alpha = rules.ALPHA
+    race_share = alpha - rules.ELIMINATION_ALPHA
+    through = race_share - rules.SIDE_BY_SIDE_ALPHA
     return {
         "alpha": percent(alpha),
         "confidence": percent(1 - alpha),
         "race_share": percent(race_share),
         "race_one_sided": "%s / (rows - 1)" % percent(1 - race_share),
         "race_two_sided": "%s / (rows - 1)" % percent(1 - 2 * race_share),
-        "elimination_share": percent(elimination.ELIMINATION_ALPHA),
-        "elimination_one_sided": "%s / rows" % percent(1 - elimination.ELIMINATION_ALPHA),
-        "elimination_two_sided": "%s / rows" % percent(1 - 2 * elimination.ELIMINATION_ALPHA),
+        "elimination_share": percent(rules.ELIMINATION_ALPHA),
+        "elimination_one_sided": "%s / rows" % percent(1 - rules.ELIMINATION_ALPHA),
+        "elimination_two_sided": "%s / rows" % percent(1 - 2 * rules.ELIMINATION_ALPHA),
         "through_share": percent(through),
         "through_one_sided": "%s / (rows - 1)" % percent(1 - through),
-        "side_share": percent(side_by_side.SIDE_BY_SIDE_ALPHA),
+        "side_share": percent(rules.SIDE_BY_SIDE_ALPHA),
         "side_first": percent(side_by_side.side_level(1)),
         "side_second": percent(side_by_side.side_level(2)),
         "side_first_workers": "%d" % anytime.first_bounded(2 * side_by_side.side_level(1)),
         "side_workers": "%d" % SIDE_WORKERS,
         "near": percent(side_by_side.NEAR - 1),
-        "step_side_share": percent(steps.STEP_SIDE_SHARE),
-        "step_through_share": percent((1 - steps.STEP_SIDE_SHARE) * alpha),
-        "step_side_each": percent(steps.STEP_SIDE_SHARE * alpha / 2),
-        "same_band": "%.2f-%.2f" % stats.SAME_BAND,
-        "same_within": percent(1 - stats.SAME_BAND[0]),
+        "step_side_share": percent(rules.STEP_SIDE_SHARE),
+        "step_through_share": percent((1 - rules.STEP_SIDE_SHARE) * alpha),
+        "step_side_each": percent(rules.STEP_SIDE_SHARE * alpha / 2),
+        "same_band": "%.2f-%.2f" % rules.SAME_BAND,
+        "same_within": rules.BAND_TEXT,
         "widening": "%.2f" % stats.ROUND_WIDENING,
         "widening_squared": "%.2f" % stats.ROUND_WIDENING ** 2,
         "most_persistence": "%g" % stats.MOST_PERSISTENCE,
@@ -79,7 +77,7 @@ def simulation(path):
     return found
 
 
-def _pass_chance(trials, rate=0.07, limit=anytime.ALPHA):
+def _pass_chance(trials, rate=0.07, limit=rules.ALPHA):
     """The chance that a method erring at ``rate`` shows ``limit`` or less
     in ``trials`` runs."""
     return binomial_below(int(math.floor(limit * trials + 1e-9)), trials, rate)

@@ -7,7 +7,7 @@ confidence sequence at the comparison's level, on the spread widened as
 every interval widens it), and by a yardstick no run can use, a test of
 a number of units fixed in advance, at the same one-sided level, that
 knew the spread of its units beforehand (the run's, unwidened), to its
-nearest answer (``comparisons.race_room``: shown slower, or no more than
+nearest answer (``rules.race_room``: shown slower, or no more than
 5% faster), at 50% and 80% power. A unit costs the median worker seconds
 (``duration``) of the runs it reads; for rows compared by round, both
 rows' runs, so a leader that runs once for several rivals is counted
@@ -22,7 +22,8 @@ import sys
 from statistics import NormalDist
 
 from concbench.analysis import stats
-from concbench.analysis.comparisons import MOST_ROUNDS, race_room
+from concbench.analysis.comparisons import MOST_ROUNDS
+from concbench.rules import race_room
 from concbench.analysis.questions import all_questions
 from concbench.analysis.rows import build_rows
 from concbench.analysis.runs import median_of, run_figures

@@ -2,7 +2,7 @@
 against the known truth of its rows (``research.synthetic``)."""
 
 from concbench import schema as K
-from concbench.analysis.comparisons import HELPED
+from concbench.rules import HELPED
 from concbench.analysis.steps import helping
 
 

@@ -40,7 +40,7 @@ import math
 import os
 
 from concbench import schema as K
-from concbench.analysis.anytime import ALPHA
+from concbench.rules import ALPHA
 from concbench.analysis.pairs import settle, units
 from concbench.analysis.race import Race
 from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of

@@ -18,12 +18,14 @@ from types import SimpleNamespace
 import pytest
 
 from concbench.run import added_rounds, allocation, progress
+from concbench import rules
 from concbench.analysis import anytime, comparisons
 from concbench.analysis.questions import all_questions
 from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.run.schedule import format_extra, parse_extra, schedule
-from concbench.analysis.stats import Ratio, half_width, verdict
+from concbench.rules import verdict
+from concbench.analysis.stats import Ratio, half_width
 from conftest import flat, run, run_bench
 
 SLEEP = ["--workload", "sleep", "--model", "sequential,threads-2,asyncio",
@@ -97,20 +99,20 @@ def test_open_questions_are_the_undecided_rows_and_the_open_races():
 def test_rounds_needed_grow_with_the_spread_and_near_the_band():
     logs = [math.log(x) for x in (1.3, 1.5, 1.1)]
     # Two rounds are too few to give a question up.
-    assert comparisons.rounds_needed(logs[:1], comparisons.verdict_room) == 2
-    assert comparisons.rounds_needed([0.5, -0.5], comparisons.verdict_room) == 3
-    clear = comparisons.rounds_needed(logs, comparisons.verdict_room)
+    assert comparisons.rounds_needed(logs[:1], rules.verdict_room) == 2
+    assert comparisons.rounds_needed([0.5, -0.5], rules.verdict_room) == 3
+    clear = comparisons.rounds_needed(logs, rules.verdict_room)
     noisier = comparisons.rounds_needed([2 * x for x in logs[1:]] + [-0.1],
-                                      comparisons.verdict_room)
+                                      rules.verdict_room)
     assert 3 < clear < noisier
-    near_one = comparisons.rounds_needed([0.06, -0.04, 0.01], comparisons.verdict_room)
+    near_one = comparisons.rounds_needed([0.06, -0.04, 0.01], rules.verdict_room)
     assert near_one > clear
-    assert comparisons.rounds_needed([0.5, -0.5, 0.0], comparisons.verdict_room) \
+    assert comparisons.rounds_needed([0.5, -0.5, 0.0], rules.verdict_room) \
         == comparisons.MOST_ROUNDS
     assert comparisons.rounds_needed(logs, comparisons.precision_room(1)) > \
         comparisons.rounds_needed(logs, comparisons.precision_room(10))
     # A stricter level (a race of many rows) needs more rounds.
-    assert comparisons.rounds_needed(logs, comparisons.verdict_room, alpha=0.05 / 16) > clear
+    assert comparisons.rounds_needed(logs, rules.verdict_room, alpha=0.05 / 16) > clear
 
 
 @pytest.mark.quick
@@ -125,17 +127,17 @@ def test_a_question_is_given_up_only_when_its_most_favourable_reading_is_far():
     for count in (3, 5, 8, 12, 20, 40):
         draws = [rnd.gauss(0, 1) for _ in range(count)]
         middle, spread = statistics.mean(draws), statistics.stdev(draws)
-        logs = [math.log(comparisons.HELPED) + 0.1 * (x - middle) / spread for x in draws]
-        assert comparisons.rounds_needed(logs, comparisons.step_room) == comparisons.MOST_ROUNDS
-        least.append(comparisons.least_needed(logs, comparisons.step_room))
+        logs = [math.log(rules.HELPED) + 0.1 * (x - middle) / spread for x in draws]
+        assert comparisons.rounds_needed(logs, rules.step_room) == comparisons.MOST_ROUNDS
+        least.append(comparisons.least_needed(logs, rules.step_room))
     assert least == sorted(least) and least[0] < 50 and least[3] < comparisons.MOST_ROUNDS
     assert least[-1] == comparisons.MOST_ROUNDS
     # A row near its answer: no fewer rounds than it has, none more than
     # its point estimates need; below three rounds, one more.
     logs = [rnd.gauss(0.1, 0.05) for _ in range(6)]
-    assert 6 <= comparisons.least_needed(logs, comparisons.verdict_room) <= \
-        comparisons.rounds_needed(logs, comparisons.verdict_room)
-    assert comparisons.least_needed(logs[:2], comparisons.verdict_room) == 3
+    assert 6 <= comparisons.least_needed(logs, rules.verdict_room) <= \
+        comparisons.rounds_needed(logs, rules.verdict_room)
+    assert comparisons.least_needed(logs[:2], rules.verdict_room) == 3
 
 
 class Q:
@@ -327,9 +329,9 @@ def test_a_rival_that_reads_over_5_percent_faster_is_not_hopeless():
     needs a few rounds, not MOST_ROUNDS. (With only the first two answers
     counted, it needs 200 and waits while any other question is open.)"""
     logs = [math.log(0.93) + 0.02 * math.sin(i) for i in range(3)]
-    assert comparisons.rounds_needed(logs, comparisons.race_room, 0.04) < \
+    assert comparisons.rounds_needed(logs, rules.race_room, 0.04) < \
         comparisons.MOST_ROUNDS
-    assert comparisons.least_needed(logs, comparisons.race_room, 0.04) < \
+    assert comparisons.least_needed(logs, rules.race_room, 0.04) < \
         comparisons.MOST_ROUNDS
 
 

@@ -18,11 +18,13 @@ import textwrap
 
 import pytest
 
+from concbench import rules
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import is_open
 from concbench.analysis.pairs import in_worker
+from concbench.rules import verdict
 from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
-                                      verdict, within_floor)
+                                      within_floor)
 from concbench.analysis.unpaired import t_critical_95
 from conftest import ROOT
 from research.doc_numbers import binomial_below
@@ -383,12 +385,12 @@ def test_a_race_without_its_split_over_the_comparisons_fails_that_check(monkeypa
     to err in: 9.2% of 1,000 runs erred so, and 9.8% of the first 500, at
     which look the check fails it; read to the end of their budget, 14%
     of the first 300.)"""
-    from concbench.analysis import elimination, race
+    from concbench.analysis import race
 
     read = race.Race._entries
 
     def whole_level(self, best):
-        self.alpha = anytime.ALPHA - elimination.ELIMINATION_ALPHA
+        self.alpha = rules.ALPHA - rules.ELIMINATION_ALPHA
         self.interval_alpha = 2 * self.alpha
         return read(self, best)
     monkeypatch.setattr(race.Race, "_entries", whole_level)
@@ -465,7 +467,6 @@ def test_a_simulated_run_reads_the_same_with_each_interval_computed_once(monkeyp
     assert figures() == memoized
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("truths", ["default", "five"])
 def test_the_simulated_rows_are_settled_as_the_report_settles_a_file(truths):
     """The path bench.py takes: the simulation's rows, written as a pyperf

@@ -131,7 +131,6 @@ def test_a_plain_pyperf_file_has_no_control_and_no_traceback(tmp_path):
     assert document["trusted"] is None
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("reference, said", [
     ("nosuch", "bench.py: error: --reference: unknown model 'nosuch'; models are: "),
     ("control", "bench.py: error: --reference: the A/A control is the reference run "
@@ -147,7 +146,6 @@ def test_an_unknown_reference_is_one_line_and_exit_2(tmp_path, reference, said):
     assert "Traceback" not in proc.stderr and not (tmp_path / "r.json").exists()
 
 
-@pytest.mark.quick
 def test_a_reference_that_cannot_run_the_workload_is_refused(tmp_path):
     import sys
 

@@ -122,7 +122,7 @@ def test_the_levels_the_pages_state_are_the_codes(built, monkeypatch):
     build: the page says what concbench.analysis computes, and a change of
     a level in the code changes what the pages are given."""
     from research import doc_numbers as levels
-    from concbench.analysis import elimination, side_by_side
+    from concbench import rules
 
     found = levels.substitutions()
     text = page_text(built / "statistics.html")
@@ -136,8 +136,8 @@ def test_the_levels_the_pages_state_are_the_codes(built, monkeypatch):
         assert phrase in text, phrase
     assert (found["race_share"], found["race_one_sided"], found["side_second"]) == (
         "4%", "96% / (rows - 1)", "0.5%")
-    monkeypatch.setattr(elimination, "ELIMINATION_ALPHA", 0.02)
-    monkeypatch.setattr(side_by_side, "SIDE_BY_SIDE_ALPHA", 0.01)
+    monkeypatch.setattr(rules, "ELIMINATION_ALPHA", 0.02)
+    monkeypatch.setattr(rules, "SIDE_BY_SIDE_ALPHA", 0.01)
     changed = levels.substitutions()
     assert (changed["race_share"], changed["elimination_one_sided"],
             changed["through_share"], changed["side_first"]) == (

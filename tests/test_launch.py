@@ -19,7 +19,6 @@ def bare_python(tmp_path):
     return str(python)
 
 
-@pytest.mark.quick
 def test_launchers_use_the_checkouts_venv(tmp_path):
     if not (ROOT / ".venv" / "bin" / "python").exists():
         skip_or_fail("the checkout has no .venv (make venv makes it)")
@@ -37,7 +36,6 @@ def test_launchers_use_the_checkouts_venv(tmp_path):
     assert "\nsleep (" in shown.stdout and "\nasyncio " in shown.stdout
 
 
-@pytest.mark.quick
 def test_without_a_venv_one_line_says_what_to_run(tmp_path):
     clone = tmp_path / "clone"
     clone.mkdir()
@@ -57,7 +55,6 @@ def test_without_a_venv_one_line_says_what_to_run(tmp_path):
     assert not (tmp_path / "data.json").exists()
 
 
-@pytest.mark.quick
 def test_launchers_run_as_a_user_types_them():
     """`./bench.py` and `./report.py`, not `python report.py`: a launcher
     that lost its executable bit failed for users while every test passed."""

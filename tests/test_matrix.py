@@ -53,8 +53,9 @@ def test_the_default_keeps_its_races_small_and_wide_holds_every_default_model():
     run's budget does not reach on a noisy day (docs/figures.md). The wide
     preset is the default's sizes with the variants: nothing of the default
     is lost."""
-    from concbench.analysis import anytime, elimination, side_by_side
-    through = anytime.ALPHA - elimination.ELIMINATION_ALPHA - side_by_side.SIDE_BY_SIDE_ALPHA
+    from concbench import rules
+    from concbench.analysis import anytime
+    through = rules.ALPHA - rules.ELIMINATION_ALPHA - rules.SIDE_BY_SIDE_ALPHA
     rivals = 0
     for name in workloads.REGISTRY:
         cls = workloads.get(name)

@@ -302,7 +302,6 @@ def echo(item):
 '''
 
 
-@pytest.mark.quick
 def test_a_workers_exit_handlers_run_and_its_teardown_is_skipped(tmp_path):
     """A worker that wrote its run skips the interpreter's teardown
     (concbench.run.cli.skip_teardown), but only after every exit handler,
@@ -354,7 +353,6 @@ def echo(item):
 '''
 
 
-@pytest.mark.quick
 def test_a_worker_imports_nothing_of_the_masters_loop(tmp_path):
     """A worker (hundreds in a run, each a new interpreter) registers the
     schedule and times one task: it does not import the master's loop, its

@@ -317,7 +317,8 @@ def test_a_rival_whose_own_interval_lies_below_another_rows_is_out_at_once(monke
     from types import SimpleNamespace
 
     from concbench.analysis import race as race_module
-    from concbench.analysis.race import OPEN, SLOWER, Race
+    from concbench.analysis.race import Race
+    from concbench.rules import OPEN, SLOWER
 
     def row(name, position, speedup, rounds):
         rnd = random.Random(name)
@@ -354,7 +355,8 @@ def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_i
     from types import SimpleNamespace
 
     from concbench.analysis import race as race_module
-    from concbench.analysis.race import OPEN, WITHIN, Race
+    from concbench.analysis.race import Race
+    from concbench.rules import OPEN, WITHIN
 
     def row(name, position, rounds):
         rnd = random.Random(name)

@@ -36,7 +36,10 @@ truths).
 import functools
 import math
 
-ALPHA = 0.05
+from concbench import rules
+
+# The level every interval of a run holds at (``rules``).
+ALPHA = rules.ALPHA
 # tau2, the prior variance of the effect in units of the rounds' spread,
 # chosen for where a run decides: a default run's budget gives a row 3 to 8
 # rounds, and paired rounds spread by 1-10%, so the effects it looks for (5%

@@ -7,11 +7,9 @@ import math
 
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, NONE
-from concbench.analysis.stats import (SAME_BAND, imprecise, joint_floor, mean, paired_ratio,
-                                      persistence, remembered, stdev, verdict, widened)
-
-# More workers "helped" when they saved this share of the time or more.
-HELPED = 1 / SAME_BAND[0]
+from concbench.rules import ALPHA, verdict, verdict_room
+from concbench.analysis.stats import (imprecise, joint_floor, mean, paired_ratio, persistence,
+                                      remembered, stdev, widened)
 
 
 # No estimate beyond this many rounds: a question that needs more is hopeless.
@@ -25,7 +23,7 @@ def compare(row, other, comparisons=1, alpha=None):
     needs no run of the reference; rows paired in their worker compare
     their speedups, each read from the worker's own pairs."""
     if alpha is None:
-        alpha = anytime.ALPHA / max(1, comparisons)
+        alpha = ALPHA / max(1, comparisons)
     if _by_round(row) and _by_round(other):
         return paired_ratio(row.by_round, other.by_round, alpha)
     mine, theirs = row.speedups(), other.speedups()
@@ -54,7 +52,7 @@ def is_open(ratio, precision=None):
     return precision is not None and imprecise(ratio, precision)
 
 
-def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
+def rounds_needed(logs, room, alpha=ALPHA, floor=None):
     """How many rounds in all a comparison is likely to need, if its
     per-round log ratios ``logs`` keep their mean and spread: the least n
     whose confidence sequence's half-width (at 1 - ``alpha``) is below
@@ -73,7 +71,7 @@ def rounds_needed(logs, room, alpha=anytime.ALPHA, floor=None):
 HOPE_Z = (1.0, 1.0)
 
 
-def least_needed(logs, room, alpha=anytime.ALPHA, floor=None):
+def least_needed(logs, room, alpha=ALPHA, floor=None):
     """The fewest rounds in all a comparison could need were its figures
     as favourable as its rounds allow (HOPE_Z): the spread at its lower
     bound (chi-square, Wilson-Hilferty) and the mean wherever within its
@@ -111,28 +109,8 @@ def _count(logs, room, alpha, floor, hope):
     return anytime.least_rounds(target, spread, alpha, count, MOST_ROUNDS)
 
 
-def verdict_room(mean):
-    """Faster or slower: the interval clear of 1; the same: inside the band."""
-    return max(abs(mean), min(math.log(SAME_BAND[1]) - mean, mean - math.log(SAME_BAND[0])))
-
-
 def precision_room(precision):
     return lambda mean: math.log(1 + precision / 100.0)
-
-
-def race_room(mean):
-    """Another row against the leader (log of its time over the leader's):
-    shown slower, shown no more than 5% faster, or shown faster (it then
-    leads), whichever is nearer. A rival that reads more than 5% faster on
-    the rounds it shares with the leader is not hopeless: a few more show
-    it faster, and the race goes on with it in the lead."""
-    return max(mean - math.log(SAME_BAND[0]), -mean)
-
-
-def step_room(mean):
-    """A step of a worker-count series (log of fewer workers' time over
-    more's): clear of saving 5%, either way."""
-    return abs(mean - math.log(HELPED))
 
 
 class Question:
@@ -144,7 +122,7 @@ class Question:
     share so far and the rounds they are likely to need in all."""
 
     def __init__(self, kind, workload, topic, answered, rows=(), rounds=0,
-                 needed=0, pairs=(), room=0.0, alpha=anytime.ALPHA, least=None):
+                 needed=0, pairs=(), room=0.0, alpha=ALPHA, least=None):
         self.kind, self.workload, self.topic = kind, workload, topic
         self.answered = answered
         self.rows = list(rows)
@@ -177,7 +155,7 @@ def row_question(row, precision=None, kind="row"):
     interval's width)."""
     answered = not is_open(row.ratio, precision)
     logs = [math.log(x) for x in row.round_ratios()]
-    alpha = getattr(row, "alpha", anytime.ALPHA)
+    alpha = getattr(row, "alpha", ALPHA)
     needed = rounds_needed(logs, verdict_room, alpha, floor=row.within_floor)
     least = least_needed(logs, verdict_room, alpha, floor=row.within_floor)
     room = verdict_room(mean(logs)) if logs else 0.0

@@ -2,6 +2,7 @@
 report's header say the same."""
 
 from concbench import schema as K
+from concbench.rules import LEVEL_TEXT
 from concbench.units import fmt_ratio
 
 
@@ -44,7 +45,7 @@ def control_lines(groups, controls):
         lines.append("control: none usable for %s (an older bench.py, --no-control, "
                      "plain pyperf, or a control that shares no round with its "
                      "reference): nothing there checks that the verdicts keep their "
-                     "95%%" % ", ".join(absent))
+                     "%s" % (", ".join(absent), LEVEL_TEXT))
     checked = [name for name, state in states.items()
                if state in ("same", "undecided")]
     if checked:

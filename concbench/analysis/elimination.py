@@ -6,11 +6,8 @@ leader's without any shared round."""
 import copy
 import math
 
+from concbench.rules import ELIMINATION_ALPHA
 from concbench.analysis.stats import Ratio, ratio_of
-
-# The share of a race's 5% spent on its rows' own intervals against the
-# reference (the rest goes to the comparisons with the leader).
-ELIMINATION_ALPHA = 0.01
 
 
 def own_interval(row, alpha):

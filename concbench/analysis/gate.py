@@ -21,8 +21,8 @@ inside the band of "the same" never fails.
 import math
 import statistics
 
-from concbench.analysis.anytime import ALPHA
-from concbench.analysis.stats import SAME_BAND, Ratio, persistence, widened
+from concbench.rules import ALPHA, SAME_BAND, changed
+from concbench.analysis.stats import Ratio, persistence, widened
 from concbench.analysis.unpaired import not_comparable, t_critical
 
 # What --fail-on takes: "slower" fails on a row decided slower beyond the
@@ -45,13 +45,7 @@ class Change:
     def direction(self):
         """"slower" or "faster" beyond the band, or None (inside it, or no
         interval: fewer than two rounds in a file)."""
-        if self.ratio is None or self.ratio.low is None:
-            return None
-        if self.ratio.high < 1 / SAME_BAND[1]:
-            return "slower"
-        if self.ratio.low > SAME_BAND[1]:
-            return "faster"
-        return None
+        return changed(self.ratio)
 
     def reach(self):
         """How large a change of this row, either way, the gate could have

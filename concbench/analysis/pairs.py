@@ -8,8 +8,9 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.analysis.anytime import ALPHA
-from concbench.analysis.stats import ratio_of, verdict, within_floor
+from concbench.rules import ALPHA
+from concbench.rules import verdict
+from concbench.analysis.stats import ratio_of, within_floor
 
 
 def in_worker(pairing, timed_runs):

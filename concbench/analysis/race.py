@@ -15,7 +15,7 @@ leader's lower end over the rival's upper and its upper over the rival's
 lower. The 5% is split in advance: 4% over the comparisons with the
 leader, each one-sided at 96% / (rows - 1) (the lower end of the
 two-sided interval at 92% / (rows - 1)), and 1%
-(``elimination.ELIMINATION_ALPHA``) over the rows' own intervals, each end
+(``ELIMINATION_ALPHA``) over the rows' own intervals, each end
 one-sided at 99% / rows. The true fastest is then left out of the answer,
 or more than 5% faster than the leader, with at most 5% chance whenever
 the run stops (the intervals are confidence sequences), whichever row
@@ -26,13 +26,12 @@ two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 import math
 from collections import Counter
 
-from concbench.analysis import anytime, elimination
+from concbench.analysis.comparisons import Question, compare, least_needed, rounds_needed
 from concbench.analysis.elimination import elimination_alpha, own_interval, through_own
-from concbench.analysis.comparisons import (Question, compare, least_needed, race_room,
-                                            rounds_needed)
-from concbench.analysis.side_by_side import (NEAR, SIDE_BY_SIDE_ALPHA, joined, side_level,
-                                              side_question)
-from concbench.analysis.stats import SAME_BAND, ratio_of, verdict
+from concbench.rules import (ALPHA, ELIMINATION_ALPHA, OPEN, SAME, SIDE_BY_SIDE_ALPHA,
+                                      SLOWER, WITHIN, race_room, standing, verdict)
+from concbench.analysis.side_by_side import NEAR, joined, side_level, side_question
+from concbench.analysis.stats import ratio_of
 from concbench.schema import IN_WORKER, NONE, beside_name
 
 
@@ -43,23 +42,6 @@ def fastest(rows):
     if all(r.speedup for r in rows):
         return max(rows, key=lambda r: (r.speedup, -r.mean))
     return min(rows, key=lambda r: r.mean)
-
-
-SLOWER, SAME, WITHIN, OPEN = "slower", "same", "within", "open"  # a row against the leader
-
-
-def standing(ratio):
-    """A row's time over the leader's: shown slower; the same within 5%;
-    not told apart but no more than 5% faster; or still open."""
-    if ratio is None or ratio.low is None:
-        return OPEN
-    if ratio.low > 1.0:
-        return SLOWER
-    if SAME_BAND[0] <= ratio.low and ratio.high <= SAME_BAND[1]:
-        return SAME
-    if ratio.low >= SAME_BAND[0]:
-        return WITHIN
-    return OPEN
 
 
 class Race:
@@ -77,8 +59,8 @@ class Race:
             pairing in (IN_WORKER, NONE) for pairing in pairings)
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
-        spent = elimination.ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
-        self.alpha = (anytime.ALPHA - spent) / self.comparisons
+        spent = ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
+        self.alpha = (ALPHA - spent) / self.comparisons
         self.interval_alpha = 2 * self.alpha
         # {id(benchmark side by side): its one-sided level}: the j-th of
         # the race's comparisons side by side, in the order they were

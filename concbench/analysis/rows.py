@@ -13,7 +13,7 @@ import statistics
 from concbench import cpus
 from concbench.analysis.ceiling import is_ceiling
 from concbench import schema as K
-from concbench.analysis.anytime import ALPHA
+from concbench.rules import ALPHA
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS

@@ -31,7 +31,7 @@ import itertools
 import math
 
 from concbench import schema as K
-from concbench.analysis.anytime import ALPHA
+from concbench.rules import ALPHA
 from concbench.analysis.stats import ratio_of
 
 # The least rungs at or below the usable CPUs a fit needs.

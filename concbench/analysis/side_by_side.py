@@ -5,14 +5,11 @@ fixed in advance (``concbench.analysis.race`` reads them)."""
 import copy
 import math
 
+from concbench import rules
 from concbench.analysis import anytime
 from concbench.analysis.comparisons import Question, least_needed, rounds_needed
 from concbench.analysis.stats import Ratio
 
-# In a race of rows paired in their worker, the share of the comparisons'
-# 4% spent on the comparisons side by side (the rest goes through the
-# speedups): the first opened at half of it, the next at a quarter, ...
-SIDE_BY_SIDE_ALPHA = 0.02
 # A rival not told apart from the leader runs beside it once its time
 # reads within 10% of the leader's on the rounds they share (from the
 # preset's rounds on: through the speedups, a comparison among 17 rows
@@ -26,7 +23,7 @@ def side_level(number):
     """The one-sided level of a race's ``number``-th comparison side by
     side, in the order they opened: SIDE_BY_SIDE_ALPHA / 2 ** number, which
     sum to SIDE_BY_SIDE_ALPHA however many open."""
-    return SIDE_BY_SIDE_ALPHA / 2 ** number
+    return rules.SIDE_BY_SIDE_ALPHA / 2 ** number
 
 
 def joined(through, direct):

@@ -264,27 +264,6 @@ def quantile(values, share):
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
-# A speedup whose 95% interval lies inside this band is "the same".
-SAME_BAND = (0.95, 1.05)
-VERDICTS = ("faster", "slower", "same", "undecided")
-
-
-def verdict(ratio):
-    """What a paired speedup's interval says of the model against the
-    reference: faster (low end above 1), slower (high end below 1), the
-    same (inside SAME_BAND), else undecided (also without an interval).
-    Each is wrong with at most the interval's 5%, whenever it is read."""
-    if ratio is None or ratio.low is None:
-        return "undecided"
-    if ratio.low > 1.0:
-        return "faster"
-    if ratio.high < 1.0:
-        return "slower"
-    if SAME_BAND[0] <= ratio.low and ratio.high <= SAME_BAND[1]:
-        return "same"
-    return "undecided"
-
-
 def half_width(ratio):
     """The interval's half-width as a share of the point (the wider side:
     the interval is symmetric in logarithms); None without an interval."""

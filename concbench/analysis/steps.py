@@ -22,18 +22,11 @@ intersected (``side_by_side.joined``).
 
 import math
 
-from concbench.analysis import anytime
-from concbench.analysis.comparisons import (HELPED, Question, compare, least_needed,
-                                            rounds_needed, step_room)
+from concbench.analysis.comparisons import Question, compare, least_needed, rounds_needed
+from concbench.rules import ALPHA, STEP_SIDE_SHARE, step, step_room
 from concbench.analysis.side_by_side import joined, side_question
 from concbench.analysis.stats import ratio_of
 from concbench.schema import IN_WORKER
-
-# The share of a step's level spent on its pairs side by side, in a series
-# paired in its worker; the rest goes to the comparison through the
-# speedups, which a step has whether or not a race ran its rows side by side.
-STEP_SIDE_SHARE = 0.5
-
 
 def side_by_side(members):
     """Whether a series' steps run side by side: every row paired in its worker."""
@@ -58,7 +51,7 @@ def step_levels(members):
     ``members`` through the speedups, and of each direction side by side
     (None where the series does not run side by side): 95% / (steps),
     split in advance by STEP_SIDE_SHARE."""
-    alpha = anytime.ALPHA / (len(members) - 1)
+    alpha = ALPHA / (len(members) - 1)
     if not side_by_side(members):
         return alpha, None
     return (1 - STEP_SIDE_SHARE) * alpha, STEP_SIDE_SHARE * alpha / 2
@@ -96,9 +89,10 @@ def helping(members):
     for current, following in zip(members, members[1:]):
         ratio = step_ratio(current, following, levels)
         if ratio is not None and ratio.low is not None:
-            if ratio.low >= HELPED:
+            helped = step(ratio)
+            if helped:
                 continue
-            if ratio.high < HELPED:
+            if helped is False:
                 return "stopped", current, following, ratio
         return "undecided", current, following, ratio
     return None

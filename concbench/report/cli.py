@@ -14,6 +14,7 @@ from .document import Analysis, comparison, label, single
 from concbench.analysis.controls import control_state
 from .load import ReportError, expand, load, written_by_bench
 from concbench.analysis.gate import FAIL_ON, GateError, gate
+from concbench.rules import BAND_TEXT, LEVEL_TEXT
 
 PROG = "report.py"
 RENDERERS = {"text": render_text.render, "markdown": render_text.render_markdown,
@@ -59,8 +60,9 @@ def argument_parser(prog=PROG):
     parser.add_argument("--fail-on", choices=FAIL_ON,
                         help="two files, a base and a new run: exit 1 when a row "
                         "common to both is decided slower (or changed: slower or "
-                        "faster) beyond the 5%% band, its speedup against its own "
-                        "file's reference compared, at 95%% over all the rows")
+                        "faster) beyond the %s band, its speedup against its own "
+                        "file's reference compared, at %s over all the rows"
+                        % (BAND_TEXT.replace("%", "%%"), LEVEL_TEXT.replace("%", "%%")))
     parser.add_argument("--html", metavar="FILE",
                         help="write the report as one self-contained HTML page "
                         "(-: to standard output); never over an input file, a link, "
@@ -228,11 +230,12 @@ def gate_lines(analyses, fail_on, workloads=None):
     if len(untold) == len(changes):
         raise ReportError("--fail-on: no row of the %d in both files has 2 rounds in each: "
                           "nothing can be judged (more rounds: -p, --max-time)" % len(changes))
-    lines = ["fail-on %s: %s of %d rows %s beyond the same-within-5%% band (95%% over the "
+    lines = ["fail-on %s: %s of %d rows %s beyond the same-within-%s band (%s over the "
              "%d together; each row's speedup against its own file's reference, %s "
              "against %s)" % (fail_on, len(failing) or "none", len(changes),
-                              "slower" if fail_on == "slower" else "changed",
-                              len(changes), label(analyses[1].path), label(analyses[0].path))]
+                              "slower" if fail_on == "slower" else "changed", BAND_TEXT,
+                              LEVEL_TEXT, len(changes), label(analyses[1].path),
+                              label(analyses[0].path))]
     for change in failing:
         base_row, new_row = change.rows
         lines.append("  %s: %s, its speedup %.2fx -> %.2fx against %s" % (

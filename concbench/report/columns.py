@@ -8,6 +8,7 @@ from concbench.units import format_time as fmt_time, format_value
 
 from concbench.analysis.latencies import percentile
 from concbench.analysis.rows import TREE_PSS
+from concbench.rules import LEVEL_TEXT
 from concbench.units import fmt_ratio
 
 MIB = 1024 * 1024
@@ -61,7 +62,7 @@ COLUMNS = [
     # pyperf's unit of the values (a --track-memory file's are bytes).
     Column("", "unit", lambda r: r.unit),
     Column("std dev", "stdev_s", lambda r: r.stdev),
-    Column("speedup [95% CI]", "speedup", lambda r: r.speedup,
+    Column("speedup [%s CI]" % LEVEL_TEXT, "speedup", lambda r: r.speedup,
            lambda d: fmt_ratio(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"])),
     Column("", "speedup_ci_low", _ratio_part("low")),
     Column("", "speedup_ci_high", _ratio_part("high")),

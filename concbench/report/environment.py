@@ -7,6 +7,7 @@ from concbench import cpus
 from concbench.analysis import ceiling
 from concbench import schema as K
 from concbench.analysis.controls import control_lines
+from concbench.rules import ALPHA_TEXT, BAND_TEXT, LEVEL_TEXT, VERDICTS
 from concbench.analysis.runs import gil_runs, usual_gil
 from concbench.analysis.stats import imprecise, quantile
 from concbench.units import count, format_time
@@ -180,19 +181,19 @@ def decided_lines(groups, meta):
     if not rows:
         return []
     counts = {name: sum(1 for r in rows if r.verdict == name)
-              for name in ("faster", "slower", "same", "undecided")}
+              for name in VERDICTS}
     rounds = [len(r.round_ratios()) for r in rows]
     lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
-             "within 5%%), %s rounds each" % (
+             "within %s), %s rounds each" % (
                  len(rows) - counts["undecided"], len(rows), counts["faster"],
-                 counts["slower"], counts["same"],
+                 counts["slower"], counts["same"], BAND_TEXT,
                  "%d" % rounds[0] if min(rounds) == max(rounds)
                  else "%d-%d" % (min(rounds), max(rounds))),
-             "verdicts: by 95%% confidence sequences, valid whenever the run "
-             "stopped; each verdict is wrong with at most 5%% chance on its own, "
-             "not across the %d (of rows that truly do not differ, up to 5%% may "
+             "verdicts: by %s confidence sequences, valid whenever the run "
+             "stopped; each verdict is wrong with at most %s chance on its own, "
+             "not across the %d (of rows that truly do not differ, up to %s may "
              "read faster or slower); the winners a takeaway names hold with "
-             "95%% together" % len(rows)]
+             "%s together" % (LEVEL_TEXT, ALPHA_TEXT, len(rows), ALPHA_TEXT, LEVEL_TEXT)]
     target = meta.get(K.PRECISION_TARGET_PCT)
     if target:
         within = sum(1 for r in rows if not imprecise(r.ratio, target))

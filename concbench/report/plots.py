@@ -13,6 +13,7 @@ from concbench.units import format_time
 
 from .columns import MIB, memory_sources
 from concbench.analysis.rows import TREE_PSS
+from concbench.rules import LEVEL_TEXT
 from .document import is_comparison, label
 from .files import safe_name
 
@@ -179,8 +180,8 @@ def models_figure(plt, name, entry):
                                           row["speedup_ci_high"]) if v]
     if bounds:
         speed.set_xlim(min(min(bounds), 0.5) / 1.3, max(max(bounds), 2) * 1.8)
-    speed.set_title("speedup against %s (95%% interval, log)"
-                    % (entry["reference"] or "the reference"))
+    speed.set_title("speedup against %s (%s interval, log)"
+                    % (entry["reference"] or "the reference", LEVEL_TEXT))
     if not any(row["speedup"] for row in rows):
         speed.text(0.5, 0.5, "no speedup: no reference model\nin these benchmarks",
                    transform=speed.transAxes, ha="center", va="center", color=NEUTRAL)
@@ -264,7 +265,7 @@ def scaling_figure(plt, name, entry):
     axis.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%d"))
     axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axis.set_xlabel("workers")
-    axis.set_ylabel("speedup (95% interval, log)")
+    axis.set_ylabel("speedup (%s interval, log)" % LEVEL_TEXT)
     axis.set_title("%s: speedup against worker count" % name)
     axis.grid(alpha=0.3, which="both")
     axis.legend(fontsize=8)
@@ -329,8 +330,8 @@ def comparison_figure(plt, document, workload):
     _legend_below(time)
     change.axvline(1, color="black", linewidth=0.8)
     _ratio_axis(change)
-    change.set_title("%s against %s's (95%% interval, log; < 1: %s)"
-                     % ("time" if scale == 1e3 else "value", label(files[0]),
+    change.set_title("%s against %s's (%s interval, log; < 1: %s)"
+                     % ("time" if scale == 1e3 else "value", label(files[0]), LEVEL_TEXT,
                         "faster" if scale == 1e3 else "less"))
     for axis in (time, change):
         axis.grid(axis="x", alpha=0.3, which="both")

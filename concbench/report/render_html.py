@@ -12,6 +12,8 @@ import os
 from concbench import schema as K
 
 from . import plots
+from concbench.rules import LEVEL_TEXT
+
 from .columns import ON_PAGE, titles
 from .document import is_comparison, label
 from .render_text import (agreement_line, best_line, comparison_entries,
@@ -122,11 +124,11 @@ def single_body(document, plt):
         if plt is not None:
             for suffix, chart in plots.workload_charts(plt, name, entry):
                 parts.append(figure(plots.svg(plt, chart), {
-                    "": "Speedup against the reference with its 95% interval (log "
+                    "": "Speedup against the reference with its %s interval (log "
                         "axis), time per batch against the ideal, and the peak "
-                        "memory of the process tree.",
+                        "memory of the process tree." % LEVEL_TEXT,
                     "-scaling": "Speedup against the worker count, per series, with "
-                                "95% intervals.",
+                                "%s intervals." % LEVEL_TEXT,
                     "-latency": "Each item's wait for its result, by percentile (log "
                                 "axes: 50, 90, 99, 99.9%, and the largest), one line "
                                 "per model."}[suffix]))
@@ -151,7 +153,7 @@ def comparison_body(document, plt):
         if plt is not None:
             parts.append(figure(plots.svg(plt, plots.comparison_figure(plt, document, workload)),
                                 "Each file's time per batch, and its time against the "
-                                "first file's with the 95% interval (log axis)."))
+                                "first file's with the %s interval (log axis)." % LEVEL_TEXT))
         parts.append("</section>")
     parts.append(bullets([agreement_line(document, f) for f in document["agreement"]]))
     return "".join(parts)

@@ -19,8 +19,13 @@ from concbench.analysis.questions import scaling_groups, series_of
 from concbench.analysis.rows import ideal_cpus
 from concbench.analysis.scaling import LEAST_RUNGS, SIGMA_BOX, family_fits, on_gil
 from concbench.analysis.steps import helping
-from concbench.analysis.race import SAME, SLOWER, WITHIN, Race
+from concbench.analysis.race import Race
+from concbench.rules import BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, WITHIN
 from concbench.units import count, format_time as fmt_time
+
+# How a race's answers word the band.
+SAME_WITHIN = "the same within %s" % BAND_TEXT
+NONE_FASTER = "none more than %s faster" % BAND_TEXT
 
 # An undecided row after this many rounds is named with its per-round
 # spread, which is what keeps it open.
@@ -51,15 +56,15 @@ def winner_line(topic, race, name, details):
         if len(tied) > 1:
             # Each was compared with the leader, not with each other: two of
             # them may differ by up to 10%.
-            return "%s: %s (%s); each the same within 5%% of it: %s" % (
-                topic, name(best), details, ", ".join(name(r) for r, _, _ in tied))
+            return "%s: %s (%s); each %s of it: %s" % (
+                topic, name(best), details, SAME_WITHIN, ", ".join(name(r) for r, _, _ in tied))
         together = sorted([best] + [row for row, _, _ in tied], key=lambda r: r.position)
-        return "%s: %s: the same within 5%% (%s)" % (
-            topic, ", ".join(name(r) for r in together), details)
+        return "%s: %s: %s (%s)" % (
+            topic, ", ".join(name(r) for r in together), SAME_WITHIN, details)
     if race.answered:
-        return "%s: %s (%s); not told apart from it, none more than 5%% faster: %s" % (
-            topic, name(best), details, ", ".join(
-                "%s (%s)" % (name(r), "the same within 5%" if state == SAME
+        return "%s: %s (%s); not told apart from it, %s: %s" % (
+            topic, name(best), details, NONE_FASTER, ", ".join(
+                "%s (%s)" % (name(r), SAME_WITHIN if state == SAME
                              else against_leader(ratio))
                 for r, ratio, state in tied))
     # What holds the race open (a row whose lower end is below 0.95, or
@@ -77,14 +82,14 @@ def winner_line(topic, race, name, details):
         parts.append("not told apart from it in %s: %s" % (
             shared(kinds["close"]), ", ".join(name(r) for r, _ in kinds["close"])))
     if kinds["same"]:
-        parts.append("the same within 5%% of it: %s" % ", ".join(name(r) for r, _ in kinds["same"]))
+        parts.append("%s of it: %s" % (SAME_WITHIN, ", ".join(name(r) for r, _ in kinds["same"])))
     if kinds["within"]:
-        parts.append("none more than 5%% faster: %s" % ", ".join(
-            "%s (%s)" % (name(r), against_leader(ratio)) for r, ratio in kinds["within"]))
+        parts.append("%s: %s" % (NONE_FASTER, ", ".join(
+            "%s (%s)" % (name(r), against_leader(ratio)) for r, ratio in kinds["within"])))
     if kinds["open"]:
-        parts.append("no interval yet against %s (%s; %d needed at 95%% over %s)" % (
+        parts.append("no interval yet against %s (%s; %d needed at %s over %s)" % (
             ", ".join(name(r) for r, _ in kinds["open"]), shared(kinds["open"]),
-            first_bounded(race.interval_alpha), count(comparisons, "comparisons")))
+            first_bounded(race.interval_alpha), LEVEL_TEXT, count(comparisons, "comparisons")))
     return "%s: undecided; %s leads (%s); %s" % (topic, name(best), details,
                                                  "; ".join(parts))
 
@@ -289,8 +294,8 @@ def shape_line(counted, label, series, fit):
     where = "%d-%d" % (min(fit.counts), fit.top)
     if not fit.consistent:
         return ("%s: its curve follows neither Amdahl's law nor the USL (of serial "
-                "fraction %g to %g) through its rungs' 95%% intervals on %s"
-                % ((name,) + SIGMA_BOX + (where,)))
+                "fraction %g to %g) through its rungs' %s intervals on %s"
+                % ((name,) + SIGMA_BOX + (LEVEL_TEXT, where)))
     text = "%s: serial fraction %s" % (name, fraction(fit.sigma))
     if fit.sigma_low is not None:
         text += " [%s%s%s]" % (fraction(fit.sigma_low), " to " if fit.sigma_low < 0 else "-",

@@ -10,6 +10,7 @@ import argparse
 import re
 
 from concbench import workloads
+from concbench.rules import LEVEL_TEXT
 from concbench.run import interventions
 from concbench.run.presets import DEFAULT_PRESET, PRESETS, SCENARIOS
 from concbench.run.schedule import PAIRINGS
@@ -128,7 +129,8 @@ def add_options(parser):
                        "default: the preset's budget, none with -p N)")
     group.add_argument("--precision", type=percentage, metavar="PCT",
                        help="add rounds until every speedup is decided and its "
-                       "95%% interval within +-PCT percent (within --max-time)")
+                       "%s interval within +-PCT percent (within --max-time)"
+                       % LEVEL_TEXT.replace("%", "%%"))
     # The master's -p and the rounds it added, for the workers (pyperf does
     # not pass them on).
     group.add_argument("--rounds", type=int, help=argparse.SUPPRESS)
