@@ -7,6 +7,7 @@ import random
 import pyperf
 import pytest
 
+from concbench import rules
 from concbench.analysis.rows import build_rows
 from concbench.report.verdicts import takeaways
 from concbench.run.schedule import schedule
@@ -156,23 +157,40 @@ def fastest_line(suite):
     return takeaways(rows)[0]
 
 
+# A share of the band (``rules.BAND``): the tests below put their truths and
+# their noise in these units, so that they hold for any band.
+def band(share):
+    return share * rules.BAND
+
+
+def figures_out(line):
+    """A takeaway without the leader's figures, which follow the noise drawn."""
+    import re
+
+    return re.sub(r"\(\d[^()]*sequential\)", "(...)", line)
+
+
 @pytest.mark.quick
 def test_takeaways_name_a_winner_only_when_it_is_clear():
     clear = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.2})
     assert fastest_line(clear).startswith("fastest: asyncio (")
-    tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101}, noise=0.03)
-    assert fastest_line(tie) == (
-        "fastest: undecided; asyncio leads (115 ms, 3.00x sequential); not told "
-        "apart from it in 5 shared rounds: uvloop")
+    near = 0.1 * (1 + band(0.2))    # uvloop 1% slower, at a band of 5%
+    tie = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": near}, noise=band(0.6))
+    assert figures_out(fastest_line(tie)) == (
+        "fastest: undecided; asyncio leads (...); not told apart from it in 5 shared "
+        "rounds: uvloop")
     # The race reads only each comparison's lower end (one-sided, 4% of the
     # race's 5% over 2 comparisons): uvloop's time over asyncio's is shown
-    # above 0.95, so it cannot be 5% faster, and the race is answered; its
-    # interval, [0.97-1.05], is the two-sided one at 92% / 2 whose lower end
-    # that is.
-    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
-                                 noise=0.01)) == (
-        "fastest: asyncio (115 ms, 3.00x sequential); not told apart from it, none "
-        "more than 5% faster: uvloop (1.01x its time [0.97-1.05])")
+    # above 1 - band, so it cannot be faster by more than the band, and the
+    # race is answered; its interval (at a band of 5%, [0.97-1.05]) is the
+    # two-sided one at 92% / 2 whose lower end that is.
+    line = fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": near},
+                                 noise=band(0.2)))
+    said = "fastest: asyncio (...); not told apart from it, none more than %s faster: " \
+        "uvloop (" % rules.BAND_TEXT
+    assert figures_out(line).startswith(said), line
+    low = float(line.split("[")[1].split("-")[0])
+    assert 1 - rules.BAND <= low < 1
     # Too few shared rounds for an interval at 95% over 2 comparisons; at 3,
     # sequential is out and uvloop not told apart.
     assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
@@ -180,34 +198,33 @@ def test_takeaways_name_a_winner_only_when_it_is_clear():
         "fastest: undecided; uvloop leads (113 ms, 3.02x sequential); no interval "
         "yet against sequential, asyncio (2 shared rounds; 3 needed at 95% over 2 "
         "comparisons)")
-    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": near},
                                  rounds=3)) == (
         "fastest: undecided; asyncio leads (118 ms, 2.99x sequential); not told "
         "apart from it in 3 shared rounds: uvloop")
-    # Enough rounds put two even ones within 5% of each other: a decided tie;
-    # and tell a 1% difference apart.
-    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101},
-                                 rounds=8, noise=0.002)).startswith("fastest: asyncio (")
+    # Enough rounds put two even ones within the band of each other: a
+    # decided tie; and tell a difference of a fifth of the band apart.
+    assert fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": near},
+                                 rounds=8, noise=band(0.04))).startswith("fastest: asyncio (")
     same = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1}, rounds=8,
-                    noise=0.002)
+                    noise=band(0.04))
     assert fastest_line(same).startswith(
-        "fastest: asyncio, uvloop: the same within 5% (")
-    # Answered with a row that cannot be 5% faster, not yet shown slower:
-    # its time against the leader's says how close it is.
-    within = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.102}, rounds=6,
-                      noise=0.015)
-    assert fastest_line(within) == (
-        "fastest: asyncio (115 ms, 2.97x sequential); not told apart from it, none "
-        "more than 5% faster: uvloop (1.02x its time [0.97-1.10])")
-    # Still open because of uvloop, a near tie: trio, 8% slower, is shown
-    # no more than 5% faster already, and is named so, with its interval,
-    # not with the rival that holds the race open.
-    held = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101, "trio": 0.11},
-                    noise=0.03)
-    assert fastest_line(held) == (
-        "fastest: undecided; asyncio leads (115 ms, 3.00x sequential); not told "
-        "apart from it in 5 shared rounds: uvloop; none more than 5% faster: trio "
-        "(1.08x its time [0.98-1.18])")
+        "fastest: asyncio, uvloop: the same within %s (" % rules.BAND_TEXT)
+    # Answered with a row that cannot be faster by the band, not yet shown
+    # slower: its time against the leader's says how close it is.
+    within = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1 * (1 + band(0.4))},
+                      rounds=6, noise=band(0.3))
+    assert figures_out(fastest_line(within)).startswith(
+        "fastest: asyncio (...); not told apart from it, none more than %s faster: "
+        "uvloop (" % rules.BAND_TEXT)
+    # Still open because of uvloop, a near tie: trio, slower by 1.6 bands,
+    # is shown no more than the band faster already, and is named so, with
+    # its interval, not with the rival that holds the race open.
+    held = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": near,
+                     "trio": 0.1 * (1 + band(2))}, noise=band(0.6))
+    assert figures_out(fastest_line(held)).startswith(
+        "fastest: undecided; asyncio leads (...); not told apart from it in 5 shared "
+        "rounds: uvloop; none more than %s faster: trio (" % rules.BAND_TEXT)
 
 
 @pytest.mark.quick
@@ -279,15 +296,17 @@ def test_the_same_within_5_percent_reads_both_ends_at_the_whole_level():
     (Reading "the same" off the race's own interval says it, and fails.)"""
     from concbench.analysis.comparisons import compare
 
-    suite = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.101}, rounds=6,
-                     noise=0.007)
+    suite = suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1 * (1 + band(0.2))},
+                     rounds=6, noise=band(0.14))
     rows = {r.model: r for r in build_rows(suite)["w"]}
     read = compare(rows["uvloop"], rows["asyncio"], alpha=0.04)
     whole = compare(rows["uvloop"], rows["asyncio"], alpha=0.02)
-    assert 0.95 <= read.low and read.high <= 1.05
-    assert whole.low < 0.95 or whole.high > 1.05
-    assert fastest_line(suite).endswith(
-        "none more than 5% faster: uvloop (1.01x its time [0.98-1.05])")
+    low, high = rules.SAME_BAND
+    assert low <= read.low and read.high <= high
+    assert whole.low < low or whole.high > high
+    line = fastest_line(suite)
+    assert "none more than %s faster: uvloop (" % rules.BAND_TEXT in line, line
+    assert rules.standing(read) == rules.SAME and rules.standing(whole) == rules.WITHIN
 
 
 @pytest.mark.quick
@@ -297,12 +316,12 @@ def test_a_tie_of_three_says_each_is_the_same_as_the_leader_not_as_each_other():
     the leader and each row the same within 5% of it, never the three as
     the same. (Naming them together as "the same within 5%" fails.)"""
     line = fastest_line(suite_of({"sequential": 0.3, "asyncio": 0.1, "uvloop": 0.1,
-                                  "hybrid-2": 0.1}, rounds=8, noise=0.002))
+                                  "hybrid-2": 0.1}, rounds=8, noise=band(0.04)))
     assert line.startswith("fastest: ")
     leader = line[len("fastest: "):].split(" (")[0]
     others = [m for m in ("asyncio", "uvloop", "hybrid-2") if m != leader]
     assert len(others) == 2
-    assert line.endswith("each the same within 5% of it: " + ", ".join(others))
+    assert line.endswith("each the same within %s of it: " % rules.BAND_TEXT + ", ".join(others))
     assert "asyncio, uvloop, hybrid-2: the same" not in line
 
 
