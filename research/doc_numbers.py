@@ -43,6 +43,7 @@ def substitutions():
         "step_side_each": percent(rules.STEP_SIDE_SHARE * alpha / 2),
         "same_band": "%.2f-%.2f" % rules.SAME_BAND,
         "same_within": rules.BAND_TEXT,
+        "band_high": "%.2f" % rules.SAME_BAND[1],
         "widening": "%.2f" % stats.ROUND_WIDENING,
         "widening_squared": "%.2f" % stats.ROUND_WIDENING ** 2,
         "most_persistence": "%g" % stats.MOST_PERSISTENCE,

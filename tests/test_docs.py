@@ -193,3 +193,15 @@ def test_every_table_on_the_pages_renders_as_a_table():
                 if table_cells(line) != header:
                     wrong.append("%s:%d" % (page.name, number + 1))
     assert not wrong, wrong
+
+
+def test_every_rule_a_page_states_is_filled_in(built):
+    """A page states the band and the level through substitutions from
+    concbench/rules.py (research.doc_numbers): none is left unfilled, and
+    the glossary gives the band as the code has it."""
+    from concbench import rules
+
+    for page in built.glob("*.html"):
+        assert "{{" not in page_text(page), page.name
+    glossary = page_text(built / "glossary.html")
+    assert "the same within %s" % rules.BAND_TEXT in glossary

@@ -212,12 +212,23 @@ def null_rates(alpha=None, trials=100):
                       alpha=alpha)
 
 
+def consistent_with_the_level(rate, trials=100):
+    """Whether ``rate`` failures in ``trials`` pairs could come from a gate
+    that fails with the level's chance (5%) or less: seeing as many would
+    have a chance of 1% or more."""
+    from research.doc_numbers import binomial_below
+
+    failures = round(rate * trials)
+    return 1 - binomial_below(failures - 1, trials, rules.ALPHA) >= 0.01
+
+
 def test_two_runs_of_the_same_code_fail_with_at_most_five_percent_chance():
     """Pairs of simulated runs through bench.py's own rows, questions and
     allocation, the same truths twice: the gate (``changed``: either way)
-    fails in at most 5% of them."""
+    fails in at most 5% of them, as far as 100 pairs can tell (the table of
+    400 pairs a cell: docs/reliability.md)."""
     for cell, (_, changed, _found) in null_rates().items():
-        assert changed <= 0.05, (cell, changed)
+        assert consistent_with_the_level(changed), (cell, changed)
 
 
 def test_a_gate_whose_level_is_not_split_over_the_rows_fails_the_simulation():
@@ -225,7 +236,7 @@ def test_a_gate_whose_level_is_not_split_over_the_rows_fails_the_simulation():
     the 6 rows a run compares). The same simulation calls a change in more
     than 5% of the runs of one of its cells."""
     worst = max(changed for _, changed, _ in null_rates(alpha=0.05 * 6).values())
-    assert worst > 0.05, worst
+    assert not consistent_with_the_level(worst), worst
 
 
 def test_a_model_made_a_third_slower_is_found_in_most_long_runs():
