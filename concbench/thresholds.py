@@ -1,5 +1,9 @@
 """The limits that decide a flag, each defined once for bench.py and report.py."""
 
+#: The share of its arrival rate an open-loop run must complete, or it is
+#: flagged as overloaded (it fell behind its schedule).
+KEPT_UP = 0.95
+
 #: The share of a batch's wall time the load server may spend on CPU before
 #: the result is flagged as server-bound (the server, not the model, may
 #: have set the pace).

@@ -4,12 +4,11 @@ rate sweep says of each model (``concbench.latency`` records them)."""
 
 from concbench import schema as K
 from concbench.histogram import Histogram
+from concbench.thresholds import KEPT_UP
 from concbench.units import format_time
 
 # The percentiles of a row's latency curve (the page's chart, JSON).
 CURVE = (50, 75, 90, 95, 99, 99.9, 100)
-# An open-loop run kept up when it completed this share of its arrival rate.
-KEPT_UP = 0.95
 
 
 def histogram(runs):
