@@ -43,7 +43,7 @@ bench: $(STAMP)
 # rows, so that they compare the clients' interpreters, not two servers.
 versions: $(STAMP)
 	PATH="$(VERSIONS_PATH)" $(FIND_ENV) \
-		$(BIN)/python -m concbench.shared_server $(BIN)/tox $(TOX_ARGS)
+		$(BIN)/python -m concbench.versions_server $(BIN)/tox $(TOX_ARGS)
 
 # One of the seeds' experiments (presets.SCENARIOS), then its report:
 # make scenario NAME=seeds-003-io   (DB_URL=postgresql://... runs db on a server of yours)

@@ -24,7 +24,7 @@ LARGEST = 1e15
 SMALLEST = 1e-12
 
 SUITE, BENCH, RUN = "suite", "benchmark", "run"
-# How a run key combines over the run's batches (concbench.run.record).
+# How a run key combines over the run's batches (concbench.run.run_figures).
 COUNT, PEAK, LOW, FIRST, LABEL, ANY_YES, ALL_YES, EVERY, MIDDLE, MERGED = (
     "sum", "highest", "lowest", "first batch's", "last word", "yes if any", "yes if all",
     "each batch's, in order", "median", "histograms merged")
@@ -143,7 +143,7 @@ PAIRING = _key("pairing", str, BENCH, "matrix", "how the speedup pairs this benc
 # Its values.
 IN_WORKER, BY_ROUND, NONE = "worker", "round", "none"
 
-# -- the run: figures of its timed batches (concbench.run.record, concbench.run.batch) --
+# -- the run: figures of its timed batches (concbench.run.run_figures, concbench.run.batch) --
 MEM_TREE_PEAK = _run("mem_tree_peak", int, "the peak, over the timed batches, of the PSS summed over the worker and all its descendants (pool workers included)", "bytes", PEAK)
 MEM_TREE_BASE = _run("mem_tree_base", int, "the same sum just before the first timed batch (interpreter, imports, inputs); `mem_tree_peak - mem_tree_base` is what the model added", "bytes", FIRST)
 MEM_METHOD = _run("mem_method", str, "how memory was measured: `pss` (Linux), `uss` or `rss` (psutil elsewhere)", batches=LABEL, runs=EACH)
@@ -167,8 +167,8 @@ BYTES_OUT_SERVER = _run("bytes_out_server", int, "http: bytes the server sent", 
 SERVER_REQUESTS = _run("server_requests", int, "http: requests the server served", writer="http", required=False)
 SERVER_CPU = _run("server_cpu", float, "http: the load server's CPU during the batches", "s", writer="http", required=False)
 SERVER_BUSY = _run("server_busy", float, "http: `server_cpu` / wall time of the batches; above `server_busy_limit` the server may have been the bottleneck", "share", batches=None, runs=EACH, required=False)
-LATENCY_HIST = _run("latency_hist", str, "the latency of every item of the run's batches (of one item in `latency_every` where that is set), from where `latency_from` says to when its result reached the model's caller: a histogram of buckets 1% wide, `largest;bucket:count,...` (concbench.latency)", "s", MERGED, EACH, writer="batches", required=False)
-LATENCY_EVERY = _run("latency_every", int, "asyncio-serial, uvloop-serial and threads-N (one item a task): `latency_hist` holds one item in this many, picked at random, because timing each would have cost more than 0.5% of a batch (concbench.sampling.Sampler); absent when every item was timed", batches=LABEL, runs=EACH, writer="model", required=False)
+LATENCY_HIST = _run("latency_hist", str, "the latency of every item of the run's batches (of one item in `latency_every` where that is set), from where `latency_from` says to when its result reached the model's caller: a histogram of buckets 1% wide, `largest;bucket:count,...` (concbench.item_stamps)", "s", MERGED, EACH, writer="batches", required=False)
+LATENCY_EVERY = _run("latency_every", int, "asyncio-serial, uvloop-serial and threads-N (one item a task): `latency_hist` holds one item in this many, picked at random, because timing each would have cost more than 0.5% of a batch (concbench.item_sampling.ItemSampler); absent when every item was timed", batches=LABEL, runs=EACH, writer="model", required=False)
 ARRIVAL_RATE_ACHIEVED = _run("arrival_rate_achieved", float, "open loop (`rate`): results per second the model delivered against its schedule, `rate` / (1 + g) where g is how fast its items' lateness grew (seconds per second of schedule, from the medians of the first and the last quarter of the items), in the slowest batch; below 95% of `rate` the row is flagged overloaded", "1/s", LOW, EACH, writer="batches", required=False)
 PAIRED_REFERENCE_S = _run("paired_reference_s", str, "pairing `worker`: the reference's batches run beside the run's values, one per value and in the values' order, space-separated", "s", EVERY, EACH, writer="batches", required=False)
 PAIR_GAP_S = _run("pair_gap_s", float, "pairing `worker`: the median time from the start of a pair's first batch to the start of its second", "s", MIDDLE, writer="batches", required=False)

@@ -17,7 +17,7 @@ import re
 import time
 
 from concbench import schema
-from concbench.latency import clock as latency_clock
+from concbench.item_stamps import clock as latency_clock
 
 
 class ModelError(ValueError):
@@ -42,7 +42,7 @@ class Model:
     loop = "asyncio"
     # True for the model every other model of a workload is compared with.
     is_reference = False
-    # Where an item's latency starts (concbench.latency): "item", its own
+    # Where an item's latency starts (concbench.item_stamps): "item", its own
     # call, for models that take one item after another; "batch", the
     # batch's start, for models handed every item at once.
     latency_from = "batch"

@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from concbench import schema
-from concbench.latency import StampedResults
+from concbench.item_stamps import StampedResults
 
 from .base import Model, positive
 from .loops import LoopBarrier, gather_items, run_on_new_loop

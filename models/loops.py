@@ -7,8 +7,8 @@ callbacks run."""
 import asyncio
 import threading
 
-from concbench.latency import StampedResults, unwrapped
-from concbench.latency import clock as latency_clock
+from concbench.item_stamps import StampedResults, unwrapped
+from concbench.item_stamps import clock as latency_clock
 
 
 def new_loop(loop):
@@ -94,7 +94,7 @@ class LoopBarrier:
 async def gather_items(async_fn, items, limit=None):
     """Every item a task, at most ``limit`` in progress when one is given;
     their results in item order, stamped (result, None, ended) when the
-    item form is (``concbench.latency.stamp_async``, ``StampedResults``).
+    item form is (``concbench.item_stamps.stamp_async``, ``StampedResults``).
 
     Each task gets one done callback, which counts it, as asyncio.gather
     and TaskGroup do per task, without gather's handling of its arguments

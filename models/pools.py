@@ -6,7 +6,7 @@ or in chunks, their results received as each task's come back."""
 import time
 
 from concbench import schema
-from concbench.latency import Stamped, arrived, is_stamped, receive, receive_each
+from concbench.item_stamps import Stamped, arrived, is_stamped, receive, receive_each
 
 from .base import Model
 from .chunks import chunked, map_chunk, map_chunks
@@ -111,7 +111,7 @@ class PoolModel(Model):
 
     def map_received(self, pool, function, items):
         """Results of the bare ``function``, stamped as each task reaches
-        this thread (``concbench.latency.ReceivedResults``)."""
+        this thread (``concbench.item_stamps.ReceivedResults``)."""
         if self.chunk is None:
             return receive_each(pool.map(function, items))
         parts = chunked(items, self.chunk)
@@ -141,6 +141,6 @@ class PoolModel(Model):
 
 def sampled_labels(sampler):
     """run_labels() of a model that times a sample of its items
-    (``concbench.sampling.Sampler``): the share, if not all."""
+    (``concbench.item_sampling.ItemSampler``): the share, if not all."""
     every = sampler.every
     return {schema.LATENCY_EVERY: every} if every > 1 else {}

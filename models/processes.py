@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import islice
 
 from concbench import schema
-from concbench.latency import arrived, is_stamped, receive, receive_each
+from concbench.item_stamps import arrived, is_stamped, receive, receive_each
 from concbench.run.lifeline import pool_initializer
 
 from .base import ModelError, positive

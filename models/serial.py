@@ -7,8 +7,8 @@ behaviour. Shows what an event loop costs when nothing runs concurrently.
 from itertools import islice
 
 from concbench import schema
-from concbench.latency import StampedResults, clock, unwrapped
-from concbench.sampling import Sampler, sampled_stamps
+from concbench.item_stamps import StampedResults, clock, unwrapped
+from concbench.item_sampling import ItemSampler, sampled_stamps
 
 from .base import Model
 from .loops import clock_callbacks, run_on_new_loop
@@ -19,7 +19,7 @@ async def await_in_turn(async_fn, items, sampler=None):
     """Results in item order. Stamped ones (result, started, ended) read the
     clock once per item: each item is taken up when the one before it
     ends, the first when the loop is reached. Once ``sampler``
-    (``concbench.sampling.Sampler``) has learnt that items are too cheap to
+    (``concbench.item_sampling.ItemSampler``) has learnt that items are too cheap to
     time each, only the items it picks are timed, from just before their
     call; the others' stamps are None."""
     function, stamp = unwrapped(async_fn)
@@ -70,7 +70,7 @@ class Serial(Model):
 
     def __init__(self, loop="asyncio"):
         self.loop = loop
-        self.sampler = Sampler()
+        self.sampler = ItemSampler()
 
     @property
     def name(self):

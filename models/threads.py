@@ -10,7 +10,7 @@ contended across threads, decides much of whether threads scale for
 pure-Python work; "-chunk-C" maps tasks of C items, as the process models
 do, so the suite shows both.
 
-Where one-item tasks are too cheap to time each (``concbench.sampling.Sampler``),
+Where one-item tasks are too cheap to time each (``concbench.item_sampling.ItemSampler``),
 the pool maps ``operator.call`` over the items and a function for each,
 the stamped form for the items picked, the bare one for the others: the
 same tasks as ``Executor.map`` of the one function (0.75% +- 0.8% apart
@@ -23,8 +23,8 @@ import operator
 from concurrent.futures import ThreadPoolExecutor
 
 from concbench import schema
-from concbench.latency import Stamped, clock
-from concbench.sampling import SampledResults, Sampler
+from concbench.item_stamps import Stamped, clock
+from concbench.item_sampling import ItemSampler, SampledResults
 
 from .base import positive
 from .pools import PoolModel, sampled_labels
@@ -62,7 +62,7 @@ class Threads(PoolModel):
         super().__init__(lifetime, default)
         self.threads = positive("the number of threads", threads)
         self.chunk = None if chunk is None else positive("the chunk size", chunk)
-        self.sampler = Sampler(item_cost=THREAD_ITEM_COST, stamp_cost=THREAD_TIMED_COST)
+        self.sampler = ItemSampler(item_cost=THREAD_ITEM_COST, stamp_cost=THREAD_TIMED_COST)
 
     @property
     def name(self):

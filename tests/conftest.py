@@ -111,7 +111,7 @@ def _children():
         except psutil.Error:
             continue
         # The memory sampler of this very process serves the in-process tests.
-        own_sampler = "-m concbench.run.sampler --sample %d" % os.getpid()
+        own_sampler = "-m concbench.run.memory_sampler --sample %d" % os.getpid()
         if not any(helper in cmdline for helper in _LIFETIME_HELPERS + (own_sampler,)):
             found[child.pid] = (child, cmdline)
     return found

@@ -15,11 +15,11 @@ import psutil
 
 from concbench import models, workloads
 from concbench.run.batch import run_batch
-from concbench.run.cell import Bench
+from concbench.run.cell import Cell
 
 if __name__ == "__main__":
     workload_name, model_name, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    bench = Bench(workloads.get(workload_name)(**params), models.parse(model_name),
+    bench = Cell(workloads.get(workload_name)(**params), models.parse(model_name),
                   pairing="none")
     prepared = bench.prepare()
     me = psutil.Process()

@@ -87,7 +87,7 @@ def pool_processes():
 
 
 FORKSERVER = "forkserver import main"
-SAMPLER = "concbench.run.sampler"
+SAMPLER = "concbench.run.memory_sampler"
 POSTMASTER = "pginstall/bin/postgres "
 TRACKER = "resource_tracker import main"
 
@@ -115,7 +115,7 @@ def wait_for(moment, start, proc, workdir):
             if any(POSTMASTER in c for _, c in alive_descendants()):
                 return True
         elif moment == "sampler":
-            if any("concbench.run.sampler" in c for _, c in alive_descendants()):
+            if any("concbench.run.memory_sampler" in c for _, c in alive_descendants()):
                 return True
         elif moment == "pool":
             if pool_processes():

@@ -14,7 +14,7 @@ import time
 import pyperf
 import pytest
 
-from concbench.run.record import Sampler
+from concbench.run.run_figures import MemorySampler
 from conftest import run, run_bench
 
 ROTATE_MODELS = "sequential,processes-2-chunk-4,processes-2-chunk-4-forkserver"
@@ -66,7 +66,7 @@ def test_a_forkserver_pool_costs_the_cpu_of_the_same_pool_forked(tmp_path):
 TREE_CPU = textwrap.dedent("""
     import json, multiprocessing, os, resource, sys
     from concurrent.futures import ProcessPoolExecutor
-    from concbench.run.record import tree_counters
+    from concbench.run.run_figures import tree_counters
 
     def square_loop(item):
         total = sum(number * number for number in range(1_000_000))
@@ -154,7 +154,7 @@ HELPER = textwrap.dedent("""
 def watch_helper(escape):
     helper = subprocess.Popen([sys.executable, "-c", HELPER.format(escape=escape)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    sampler = Sampler(helper.pid)
+    sampler = MemorySampler(helper.pid)
     try:
         sampler.start()
         helper.stdin.write("go\n")

@@ -255,7 +255,7 @@ def test_failed_check_stops_the_benchmark_loudly(capsys):
             return super().run(sync_fn, async_fn, items)[1:]
 
     workload = workloads.get("sleep")(items=5, latency_ms=1.0, jitter_ms=0.0)
-    bench = cell.Bench(workload, LosesAnItem())
+    bench = cell.Cell(workload, LosesAnItem())
     with pytest.raises(SystemExit) as exit_info:
         worker.time_batches(1, bench)
     assert exit_info.value.code == 1

@@ -10,7 +10,7 @@ import pyperf
 import pytest
 
 from concbench import rules
-from concbench.units import fmt_ratio
+from concbench.formatting import fmt_ratio
 
 from conftest import ROOT, flat, run
 

@@ -270,7 +270,7 @@ def test_one_shared_server_serves_every_run_of_a_command(tmp_path):
         "%s %s %s -o %s.json" % (sys.executable, BENCH, " ".join(
             HTTP_TINY + ["--model", "sequential,asyncio"] + TINY_RUNNER), name)
         for name in ("a", "b"))
-    proc = subprocess.run([sys.executable, "-m", "concbench.shared_server",
+    proc = subprocess.run([sys.executable, "-m", "concbench.versions_server",
                            "sh", "-c", runs], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -290,10 +290,10 @@ def test_one_shared_server_serves_every_run_of_a_command(tmp_path):
     time.sleep(0.5)
     assert server_processes(since) == []
     # Its exit status is the command's; no command is a usage error.
-    failed = subprocess.run([sys.executable, "-m", "concbench.shared_server",
+    failed = subprocess.run([sys.executable, "-m", "concbench.versions_server",
                              "sh", "-c", "exit 3"], capture_output=True, timeout=60)
     assert failed.returncode == 3
-    usage = subprocess.run([sys.executable, "-m", "concbench.shared_server"],
+    usage = subprocess.run([sys.executable, "-m", "concbench.versions_server"],
                            capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and usage.stderr.startswith("usage: ")
 

@@ -163,7 +163,7 @@ def test_every_wait_on_an_interpreter_is_bounded(gil_python, tmp_path):
 EAGER = """
 import asyncio, sys
 from concbench import models
-from concbench.latency import Stamped, clock, stamp_async
+from concbench.item_stamps import Stamped, clock, stamp_async
 from concbench.models.base import BatchClock
 
 async def sleeps(milliseconds):

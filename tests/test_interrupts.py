@@ -269,7 +269,7 @@ def test_a_killed_worker_takes_its_pool_and_sampler_with_it(tmp_path):
     seen = attempt(tmp_path / "run", "SIGKILL", ["pool"], "worker", run=KILL_RUN)
     killed = seen["worker_killed"]
     assert killed and killed["worker"], seen
-    assert any("concbench.run.sampler" in c for c in killed["children"]), killed
+    assert any("concbench.run.memory_sampler" in c for c in killed["children"]), killed
     assert len(killed["children"]) >= 3, killed      # sampler, 2 pool or partner
     # 0.02-0.15 s beside one busy loop (four runs of the suite); under a
     # 1-CPU quota: 0.02-0.39 s (five runs).

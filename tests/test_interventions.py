@@ -57,7 +57,7 @@ def test_prime_and_pinning_are_left_out_when_asked(monkeypatch):
         interventions.leave_out(left_out)
         model = parse("sequential")
         monkeypatch.setattr(model, "prime", lambda *args, m=model: primed.append(m.name))
-        bench = cell.Bench(Encode(items=5), model, "none")
+        bench = cell.Cell(Encode(items=5), model, "none")
         bench.prepare()
         assert primed == expected
         del primed[:]

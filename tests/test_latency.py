@@ -300,11 +300,11 @@ def test_the_unrecorded_twin_runs_in_the_worker_itself(monkeypatch):
     import atexit
 
     from concbench import workloads
-    from concbench.run.cell import Bench
+    from concbench.run.cell import Cell
     from concbench.models import parse
 
     workload = workloads.get("sleep")(items=4, latency_ms=0.0, jitter_ms=0.0)
-    bench = Bench(workload, parse("asyncio"), "worker", overhead=True)
+    bench = Cell(workload, parse("asyncio"), "worker", overhead=True)
     prepared = bench.prepare()
     try:
         assert bench.partner_process is None
@@ -363,7 +363,7 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
     each item's own, and a task that finished as it was created (eager,
     an item that never suspends) is received at once."""
     from concbench import models
-    from concbench.latency import Stamped, clock, stamp_async
+    from concbench.item_stamps import Stamped, clock, stamp_async
     from models.base import BatchClock
 
     model = models.parse(model_name)
@@ -403,7 +403,7 @@ def test_event_loop_models_stamp_each_item_themselves(model_name):
 @pytest.mark.quick
 def test_hybrid_with_more_threads_than_items_stamps_them_all():
     from concbench import models
-    from concbench.latency import Stamped, stamp_async
+    from concbench.item_stamps import Stamped, stamp_async
 
     stamped = list(models.parse("hybrid-4").run(
         Stamped(_sleeps_sync), stamp_async(_sleeps), [5, 0]))
@@ -415,7 +415,7 @@ def test_hybrid_with_more_threads_than_items_stamps_them_all():
 @pytest.mark.parametrize("model_name", ["asyncio", "asyncio-serial", "hybrid-2"])
 def test_a_stamped_item_that_raises_still_ends_the_batch(model_name):
     from concbench import models
-    from concbench.latency import Stamped, stamp_async
+    from concbench.item_stamps import Stamped, stamp_async
 
     async def fails(item):
         if item == 3:
@@ -434,7 +434,7 @@ def test_a_gathering_model_reads_the_clock_once_per_pass(model_name):
     are received in the next: they share one end, read when the pass after
     that begins, and the batch pays for one clock read, not 200."""
     from concbench import models
-    from concbench.latency import Stamped, stamp_async
+    from concbench.item_stamps import Stamped, stamp_async
     from models.base import BatchClock
 
     async def yields(item):
@@ -457,25 +457,25 @@ async def _yields(item):
 
 @pytest.mark.quick
 def test_the_sampler_times_every_item_unless_items_are_cheap():
-    from concbench.sampling import Sampler
+    from concbench.item_sampling import ItemSampler
 
-    slow = Sampler()
+    slow = ItemSampler()
     slow.learn(50, 50 * 20e-3)          # 20 ms items: every one timed
     assert slow.every == 1 and slow.gaps is None
-    cheap = Sampler()
+    cheap = ItemSampler()
     cheap.learn(2000, 2000 * 2.5e-6)    # asyncio.sleep(0) under asyncio
     # STAMP_COST / (BUDGET * 2.5 us) = 64
     assert cheap.every == 64 and cheap.gaps is not None
     cheap.learn(2000, 2000 * 20e-3)     # fixed for the process once learnt
     assert cheap.every == 64
-    encode = Sampler()
+    encode = ItemSampler()
     encode.learn(500, 500 * 35e-6)      # encode's items: a read is 0.3% of one
     assert encode.every == 1 and encode.gaps is None
-    once = Sampler()
+    once = ItemSampler()
     once.learn(500, 500 * 35e-6)
     once.learn(2000, 2000 * 2.5e-6)     # learnt from the first batch only
     assert once.every == 1
-    edge = Sampler()
+    edge = ItemSampler()
     edge.learn(0, 1.0)
     assert edge.every == 1 and edge.gaps is None
     assert edge.learn_from_ends([5.0]) is None and not edge.learnt
@@ -487,15 +487,15 @@ def test_a_stall_in_the_first_batch_does_not_make_cheap_items_look_dear():
     throttled CPU): their mean, 27.5 us, is past the 20 us below which a
     clock read costs more than the budget, so that every item would be
     timed for good; the median gap is the items' own cost."""
-    from concbench.sampling import Sampler
+    from concbench.item_sampling import ItemSampler
 
     ends = [1.0 + 2.5e-6 * n for n in range(2001)]
     ends[1000:] = [end + 0.05 for end in ends[1000:]]
-    stalled = Sampler()
+    stalled = ItemSampler()
     stalled.learn_from_ends(ends)
     assert stalled.every == 64 and stalled.gaps is not None
     # Every item as dear as the stall made their mean: every one timed.
-    dear = Sampler()
+    dear = ItemSampler()
     dear.learn_from_ends([1.0 + 27.5e-6 * n for n in range(2001)])
     assert dear.every == 1 and dear.gaps is None
 
@@ -507,9 +507,9 @@ def test_sampled_items_fall_at_random_so_a_periodic_cost_keeps_its_share():
     of 64 would time it in every 25th sample or never."""
     from itertools import islice
 
-    from concbench.sampling import Sampler
+    from concbench.item_sampling import ItemSampler
 
-    sampler = Sampler()
+    sampler = ItemSampler()
     sampler.learn(2000, 2000 * 1.25e-6)
     assert sampler.every == 128
     gaps = list(islice(sampler.gaps, 8192))     # twice round the table
@@ -531,7 +531,7 @@ def test_a_serial_loop_times_one_cheap_item_in_every(loop):
     item and learns that; the next ones time one item in ``every`` and
     return every result, checked as before."""
     from concbench import models
-    from concbench.latency import Stamped, stamp_async
+    from concbench.item_stamps import Stamped, stamp_async
 
     model = models.parse(loop + "-serial")
     form = Stamped(_sleeps_sync), stamp_async(_yields)
@@ -572,7 +572,7 @@ def test_a_thread_pool_times_one_cheap_item_in_every():
     the stamped form for one item in ``every`` and the bare one for the
     rest, each result in its place."""
     from concbench import models
-    from concbench.latency import Stamped, clock
+    from concbench.item_stamps import Stamped, clock
 
     model = models.parse("threads-4")
     form = Stamped(_nothing)
@@ -605,7 +605,7 @@ def test_a_pool_whose_results_come_later_stamps_each_task_as_it_comes(model_name
     chunk's together, or pickled back), that receipt is each item's end:
     the items run bare, and one clock read per task stamps them."""
     from concbench import models
-    from concbench.latency import Stamped, clock
+    from concbench.item_stamps import Stamped, clock
 
     model = models.parse(model_name)
     items = list(range(20))

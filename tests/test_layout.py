@@ -174,3 +174,24 @@ def test_the_quick_tier_starts_no_benchmark_and_no_simulation():
                  for name, words in quick_tests(path))
     assert len(found) > 100, len(found)
     assert {name: words for name, words in found.items() if words} == {}
+
+
+@pytest.mark.quick
+def test_import_paths_that_plugins_and_entry_points_use_keep_working():
+    """Modules that moved keep a thin alias where a plugin, or an install's
+    entry point, may name them."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    from concbench.item_stamps import Stamped
+    from concbench.run.run_figures import RunFigures
+
+    assert importlib.import_module("concbench.latency").Stamped is Stamped
+    assert importlib.import_module("concbench.run.record").RunFigures is RunFigures
+    for name, attributes in (("concbench.workloads.simple", ("workload",)),
+                             ("concbench.workloads.base", ("Workload", "Option", "ITEMS")),
+                             ("concbench.models.base", ("Model",))):
+        module = importlib.import_module(name)
+        assert all(hasattr(module, a) for a in attributes), name
+    hooks = [point for point in entry_points(group="pyperf.hook") if point.name == "concbench"]
+    assert [point.load() for point in hooks] == [RunFigures]

@@ -10,8 +10,8 @@ import pytest
 
 from concbench import models
 from concbench.run import worker
-from concbench.run.cell import Bench
-from concbench.run.record import RunFigures
+from concbench.run.cell import Cell
+from concbench.run.run_figures import RunFigures
 from concbench.workloads.base import ITEMS, SEED, Workload
 from conftest import TINY_RUNNER, run, run_bench
 
@@ -77,7 +77,7 @@ def helpers():
     lifetime (multiprocessing's resource tracker, a forkserver): in the
     tree measured, as a pyperf worker's own would be; its memory sampler,
     which the tree leaves out, aside."""
-    own_sampler = "concbench.run.sampler --sample %d" % os.getpid()
+    own_sampler = "concbench.run.memory_sampler --sample %d" % os.getpid()
     count = 0
     for child in psutil.Process().children(recursive=True):
         try:
@@ -91,7 +91,7 @@ def helpers():
 
 def measure(model_name, workload=None):
     hook = RunFigures()
-    cell = Bench(workload or Touch(), models.parse(model_name))
+    cell = Cell(workload or Touch(), models.parse(model_name))
     before = helpers()
     with hook:
         worker.time_batches(1, cell)
@@ -150,7 +150,7 @@ def test_forked_workers_share_their_parents_pages():
     200 MiB, while their summed RSS would be about 200 MiB per worker."""
     held = bytearray(b"\x01" * TOUCH)
     hook = RunFigures()
-    cell = Bench(Idle(items=32), models.parse("processes-32-chunk-1"))
+    cell = Cell(Idle(items=32), models.parse("processes-32-chunk-1"))
     with hook:
         worker.time_batches(1, cell)
     figures = {}
@@ -170,7 +170,7 @@ def test_forked_workers_share_their_parents_pages():
 
 def test_cpu_of_exited_pool_workers_is_counted():
     hook = RunFigures()
-    workload = Bench(SpinWorkload(), models.parse("processes-2-chunk-1"))
+    workload = Cell(SpinWorkload(), models.parse("processes-2-chunk-1"))
     with hook:
         worker.time_batches(1, workload)
     figures = {}

@@ -208,8 +208,8 @@ def test_pairs_alternate_which_batch_goes_first():
 @pytest.mark.quick
 def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
     from concbench.run import batch, cell, worker
-    from concbench.run.record import RunFigures
-    from concbench.run.cell import Bench
+    from concbench.run.run_figures import RunFigures
+    from concbench.run.cell import Cell
     from concbench.models import parse
     from concbench.workloads.base import Workload
 
@@ -237,7 +237,7 @@ def test_run_pair_runs_both_in_the_order_given_and_returns_its_own(monkeypatch):
 
     # In the worker itself, as where fork is not used, to see the order.
     monkeypatch.setattr(cell, "partner_supported", lambda: False)
-    bench = Bench(Fake(), parse("threads-2"), "worker")
+    bench = Cell(Fake(), parse("threads-2"), "worker")
     bench.partner.model = Recording(bench.partner.model)
     bench.round = 0
     # The reference's batch in the worker is watched as the model's is; no
@@ -321,7 +321,7 @@ def end_pair(bench, allowed):
     CPUs it had, the reference's process and the sampler ended."""
     import os
 
-    from concbench.run.record import BatchProbe, RunFigures
+    from concbench.run.run_figures import BatchProbe, RunFigures
 
     RunFigures.current = None
     os.sched_setaffinity(0, allowed)
@@ -347,7 +347,7 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
     import psutil
 
     from concbench.run import batch, cell, worker
-    from concbench.run.record import BatchProbe, RunFigures
+    from concbench.run.run_figures import BatchProbe, RunFigures
     from concbench.models import parse
     from concbench.workloads.encode import Encode
 
@@ -370,7 +370,7 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
     allowed = os.sched_getaffinity(0)
     # Some interpreters start with objects frozen (375 on CPython 3.12.1).
     frozen = gc.get_freeze_count()
-    bench = cell.Bench(Encode(items=50), parse("asyncio-serial"), "worker")
+    bench = cell.Cell(Encode(items=50), parse("asyncio-serial"), "worker")
     bench.round, bench.warmups = 0, 0
     recorder = RunFigures()
     try:
@@ -390,7 +390,7 @@ def test_both_sides_of_a_pair_are_watched_alike_on_one_cpu(monkeypatch, tmp_path
         assert [line.split()[0] for line in seen if line.endswith(" %d" % pid)] \
             == ["collect", "probe"] * 3, seen
     assert gc.get_freeze_count() == frozen
-    assert samplers == ["%s -m concbench.run.sampler --sample %d" % (
+    assert samplers == ["%s -m concbench.run.memory_sampler --sample %d" % (
         sys.executable, bench.partner_process.pid)]
     assert len(cpus) == 1 and partner_cpus == cpus
     # The samplers keep the CPUs the processes had before: they read the
@@ -428,14 +428,14 @@ def test_the_reference_keeps_its_memory_between_batches_as_the_model_does():
 
     from concbench.models import parse
     from concbench.run import cell, worker
-    from concbench.run.record import RunFigures
+    from concbench.run.run_figures import RunFigures
     from concbench.workloads.simple import workload
 
     if not cell.partner_supported():
         skip_or_fail("the reference's own process needs Linux and fork")
     workload("json-decode", items=documents, count=2000)(decode)
     allowed = os.sched_getaffinity(0)
-    bench = cell.Bench(decode.concbench_workload(), parse("control"), "worker")
+    bench = cell.Cell(decode.concbench_workload(), parse("control"), "worker")
     bench.round, bench.warmups = 0, 0
     try:
         with RunFigures():
@@ -466,7 +466,7 @@ def test_beside_a_model_of_two_threads_the_reference_is_left_to_the_scheduler(tm
 
     from concbench.models import parse
     from concbench.run import cell, worker
-    from concbench.run.record import BatchProbe, RunFigures
+    from concbench.run.run_figures import BatchProbe, RunFigures
     from concbench.workloads.encode import Encode
 
     if not cell.partner_supported():
@@ -474,7 +474,7 @@ def test_beside_a_model_of_two_threads_the_reference_is_left_to_the_scheduler(tm
     allowed = os.sched_getaffinity(0)
     if len(allowed) < 2:
         skip_or_fail("pinning is only seen with two CPUs or more")
-    bench = cell.Bench(Encode(items=50), parse("threads-2"), "worker")
+    bench = cell.Cell(Encode(items=50), parse("threads-2"), "worker")
     bench.round, bench.warmups = 0, 0
     try:
         with RunFigures():

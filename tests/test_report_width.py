@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT, run
 from concbench.report.columns import CELLS, EVERY, NARROW, SHOWN
-from concbench.units import WIDTH
+from concbench.formatting import WIDTH
 
 REPORT = str(ROOT / "report.py")
 FILES = ["tests/data/small.json", "tests/data/slow.json"]

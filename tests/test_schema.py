@@ -9,7 +9,7 @@ import pyperf
 import pytest
 
 from concbench import schema, workloads
-from concbench.run.record import RunFigures
+from concbench.run.run_figures import RunFigures
 from conftest import ROOT, TINY_RUNNER, run_bench
 
 # The package's modules, as the grep sees them.
@@ -27,8 +27,9 @@ OTHER_NAMESPACES = {
     # pyperf Runner's option in the presets; the model families' own names;
     # the memory sampler's answer fields.
     "processes": {"concbench/run/presets.py", "models/processes.py",
-                  "concbench/run/sampler.py", "concbench/run/record.py"},
-    "threads": {"models/threads.py", "concbench/run/sampler.py", "concbench/run/record.py"},
+                  "concbench/run/memory_sampler.py", "concbench/run/run_figures.py"},
+    "threads": {"models/threads.py", "concbench/run/memory_sampler.py",
+                "concbench/run/run_figures.py"},
     "interpreters": {"models/interpreters.py"},
     # bench.py's command-line options (argparse destinations).
     # (and workloads/base.py's __all__, which names the helper preset()).

@@ -173,10 +173,10 @@ IMMORTAL = """
 import sys
 from concbench.models import parse
 from concbench.run import cell, worker
-from concbench.run.record import BatchProbe, RunFigures
+from concbench.run.run_figures import BatchProbe, RunFigures
 from concbench.workloads.encode import Encode, encoded_size
 
-bench = cell.Bench(Encode(items=200), parse("threads-2-chunk-25"), "worker")
+bench = cell.Cell(Encode(items=200), parse("threads-2-chunk-25"), "worker")
 bench.round, bench.warmups = 0, 0
 with RunFigures():
     worker.time_batches(1, bench)

@@ -87,7 +87,7 @@ def test_two_versions_compare(tmp_path):
     names = [suite.get_benchmark_names() for suite in suites]
     assert names[0] == names[1] and len(names[0]) == 6
     # latency_every is there only where a process found its items too cheap
-    # to time each (concbench.sampling.Sampler): a measurement, which a slow
+    # to time each (concbench.item_sampling.ItemSampler): a measurement, which a slow
     # moment on either interpreter decides, not a difference of versions.
     measured = {"latency_every"}
     for first, second in zip(*(suite.get_benchmarks() for suite in suites)):

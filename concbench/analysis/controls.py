@@ -3,7 +3,7 @@ report's header say the same."""
 
 from concbench import schema as K
 from concbench.rules import LEVEL_TEXT
-from concbench.units import fmt_ratio
+from concbench.formatting import fmt_ratio
 
 
 def control_state(row):

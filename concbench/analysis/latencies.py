@@ -1,11 +1,11 @@
 """Each row's item latencies: percentiles from the runs' histograms, the
 open-loop rows that did not keep up with their arrival rate, and what a
-rate sweep says of each model (``concbench.latency`` records them)."""
+rate sweep says of each model (``concbench.item_stamps`` records them)."""
 
 from concbench import schema as K
 from concbench.histogram import Histogram
 from concbench.thresholds import KEPT_UP
-from concbench.units import format_time
+from concbench.formatting import format_time
 
 # The percentiles of a row's latency curve (the page's chart, JSON).
 CURVE = (50, 75, 90, 95, 99, 99.9, 100)

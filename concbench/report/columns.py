@@ -4,12 +4,12 @@ value is written as text. Renderers write a row from the document alone."""
 
 from concbench import schema as K
 from concbench.analysis.stats import half_width
-from concbench.units import format_time as fmt_time, format_value
+from concbench.formatting import format_time as fmt_time, format_value
 
 from concbench.analysis.latencies import percentile
 from concbench.analysis.rows import TREE_PSS
 from concbench.rules import LEVEL_TEXT
-from concbench.units import fmt_ratio
+from concbench.formatting import fmt_ratio
 
 MIB = 1024 * 1024
 MEMORY_TITLE = "peak MiB"
@@ -100,7 +100,7 @@ COLUMNS = [
     Column("CPU s/batch", "cpu_s_per_batch", lambda r: r.per_batch(K.CPU_TREE)),
     Column("ctx switches/batch", "ctx_switches_per_batch",
            lambda r: r.per_batch(K.CTX_SWITCHES_VOLUNTARY, K.CTX_SWITCHES_INVOLUNTARY)),
-    # Each item's wait for its result (concbench.latency): the text table
+    # Each item's wait for its result (concbench.item_stamps): the text table
     # shows p50 and p99, the page every one.
     Column("latency p50/p99", "latency_p50_s", lambda r: percentile(r, 50),
            lambda d: "%s / %s" % (fmt_time(d["latency_p50_s"]), fmt_time(d["latency_p99_s"]))

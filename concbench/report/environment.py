@@ -10,7 +10,7 @@ from concbench.analysis.controls import control_lines
 from concbench.rules import ALPHA_TEXT, BAND_TEXT, LEVEL_TEXT, VERDICTS
 from concbench.analysis.runs import gil_runs, usual_gil
 from concbench.analysis.stats import imprecise, quantile
-from concbench.units import count, format_time
+from concbench.formatting import count, format_time
 
 from .verdicts import no_fit_line
 

@@ -9,7 +9,7 @@ import re
 
 from concbench import schema as K
 
-from concbench.units import format_time
+from concbench.formatting import format_time
 
 from .columns import MIB, memory_sources
 from concbench.analysis.rows import TREE_PSS

@@ -2,12 +2,12 @@
 
 from concbench import schema as K
 
-from concbench.units import WIDTH, fmt_ratio, wrapped
+from concbench.formatting import WIDTH, fmt_ratio, wrapped
 
 from .columns import cells, fmt_mib, memory_mark, memory_title, table, titles
 from .compare import describe_change
 from .document import is_comparison, label
-from concbench.units import format_value
+from concbench.formatting import format_value
 
 
 def render(document, markdown=False, columns=None):

@@ -21,7 +21,7 @@ from concbench.analysis.scaling import LEAST_RUNGS, SIGMA_BOX, family_fits, on_g
 from concbench.analysis.steps import helping
 from concbench.analysis.race import Race
 from concbench.rules import BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, WITHIN
-from concbench.units import count, format_time as fmt_time
+from concbench.formatting import count, format_time as fmt_time
 
 # How a race's answers word the band.
 SAME_WITHIN = "the same within %s" % BAND_TEXT

@@ -12,7 +12,7 @@ from concbench.run.allocation import (choose, hopeless, members, more_rounds, pa
                                       plan_seconds, planned, seconds_of)
 from concbench.run.progress import format_duration, say
 from concbench.schema import BY_ROUND, NONE
-from concbench.units import count
+from concbench.formatting import count
 
 # A comparison side by side runs up to this many workers after a round
 # that chose it, in rounds of its own, back to back: its unit is the

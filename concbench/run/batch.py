@@ -9,12 +9,12 @@ import sys
 import time
 import traceback
 
-from concbench import latency, schema
+from concbench import item_stamps, schema
 from concbench.histogram import histogram_of
 from concbench.models.base import BatchClock
 from concbench.run import gil
 from concbench.run.interventions import used
-from concbench.run.record import BatchProbe, RunFigures
+from concbench.run.run_figures import BatchProbe, RunFigures
 from concbench.thresholds import SERVER_BUSY_LIMIT, server_busy
 from concbench.workloads.base import RATE, CheckError
 
@@ -26,7 +26,7 @@ class BatchFailed(Exception):
 def timed_run(bench, prepared, around=None):
     """Run one batch of ``bench``'s model, timed, then check it: (seconds,
     the check's counts, the items' latency figures). Each item's form is
-    stamped (``concbench.latency``); in an open-loop run its items are due
+    stamped (``concbench.item_stamps``); in an open-loop run its items are due
     on a schedule that starts with the batch. ``around``: (before, after)
     callables just outside the timed region."""
     items, reference, _, _ = prepared
@@ -49,11 +49,11 @@ def timed_run(bench, prepared, around=None):
     if not bench.record:
         return clock.elapsed, workload.check(stamped, reference), {}
     try:
-        results, started, ended = latency.unstamp(stamped)
+        results, started, ended = item_stamps.unstamp(stamped)
     except (TypeError, ValueError):
         raise CheckError("the model's results are not its item function's") from None
     counts = workload.check(results, reference)
-    # An item a sampling model did not time has no stamps (concbench.sampling.Sampler).
+    # An item a sampling model did not time has no stamps (concbench.item_sampling.ItemSampler).
     if rate or model.latency_from == "item":
         waited = [end - start for start, end in zip(started, ended) if end is not None]
     else:

@@ -111,14 +111,14 @@ def pool(family, count):
 def benches(args):
     """The ceiling's benchmarks for this run's ladder: one per rung above 1
     and family, in rung order, each paired in its worker with a pool of one."""
-    from concbench.run.cell import Bench
+    from concbench.run.cell import Cell
 
     found = []
     for family in families(args):
         alone = pool(family, 1).name
         for count in ladder.rungs(ladder.sized_for(args)):
             if count > 1:
-                found.append(Bench(Ceiling(family.family, items=count), pool(family, count),
+                found.append(Cell(Ceiling(family.family, items=count), pool(family, count),
                                    "worker", record=False, reference=alone))
     return found
 

@@ -1,10 +1,10 @@
-"""One cell of the matrix (``Bench``): a workload run by a model, what its
+"""One cell of the matrix (``Cell``): a workload run by a model, what its
 benchmark's metadata says of it, and its items, reference results and model
 opened once per worker, outside the timed region."""
 
 import atexit
 
-from concbench import latency, models, schema
+from concbench import item_stamps, models, schema
 from concbench.plugins import source_metadata
 from concbench.run import inputs
 from concbench.run.interventions import used
@@ -12,7 +12,7 @@ from concbench.run.partner import Partner, supported as partner_supported
 from concbench.workloads.base import RATE
 
 
-class Bench:
+class Cell:
     """One cell of the matrix: a workload run by a model."""
 
     def __init__(self, workload, model, pairing="round", overhead=False, record=True,
@@ -26,7 +26,7 @@ class Bench:
         if beside:
             self.name = schema.beside_name(self.name, beside)
         self.pairing = pairing
-        # Whether its items' latencies are recorded (concbench.latency).
+        # Whether its items' latencies are recorded (concbench.item_stamps).
         self.record = record
         # The model every other is compared with (--reference; sequential).
         self.reference = reference or models.reference_name()
@@ -34,7 +34,7 @@ class Bench:
         # worker (pairing "worker"; concbench.run.schedule); with ``overhead``,
         # the same model unrecorded instead: what recording costs.
         partner = models.parse(model.name if overhead else beside or self.reference)
-        self.partner = (Bench(workload, partner, "none", record=record and not overhead,
+        self.partner = (Cell(workload, partner, "none", record=record and not overhead,
                               reference=self.reference)
                         if pairing == "worker" else None)
         self.overhead = overhead
@@ -82,16 +82,16 @@ class Bench:
 
     def item_forms(self, prepared):
         """(sync, async) item forms as the model calls them: stamped with
-        their start and end (concbench.latency), and waiting for their
+        their start and end (concbench.item_stamps), and waiting for their
         schedule in an open-loop run; as they are when not recorded."""
         _, _, sync_fn, async_fn = prepared
         if not self.record:
             return sync_fn, async_fn
         if self._forms is None:
             if self.workload.params.get(RATE.param):
-                self._forms = (latency.Scheduled(sync_fn), latency.schedule_async(async_fn))
+                self._forms = (item_stamps.Scheduled(sync_fn), item_stamps.schedule_async(async_fn))
             else:
-                self._forms = (latency.Stamped(sync_fn), latency.stamp_async(async_fn))
+                self._forms = (item_stamps.Stamped(sync_fn), item_stamps.stamp_async(async_fn))
         return self._forms
 
     def partner_pid(self):
@@ -123,7 +123,7 @@ class Bench:
                     atexit.register(self.partner_process.close)
                 else:
                     models_here.append(self.partner.model)
-            from concbench.run.record import BatchProbe, RunFigures
+            from concbench.run.run_figures import BatchProbe, RunFigures
             if RunFigures.current is not None:
                 BatchProbe.start_sampler(self.partner_pid())
             for model in models_here:

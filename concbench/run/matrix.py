@@ -11,7 +11,7 @@ import fnmatch
 from concbench import ladder, models, workloads
 from concbench.run import ceiling
 from concbench.plugins import PluginError
-from concbench.run.cell import Bench
+from concbench.run.cell import Cell
 from concbench.run.options import workload_options
 from concbench.run.presets import PRESETS, workload_plan
 from concbench.run.schedule import pairing
@@ -255,7 +255,7 @@ def build_matrix(args, left_out=None):
                     unsupported.append(model.name)
                 else:
                     overhead = getattr(args, "latency_overhead", False)
-                    matrix.append(Bench(workload, model,
+                    matrix.append(Cell(workload, model,
                                         "worker" if overhead else
                                         pairing(workload, model, choice, reference.name),
                                         overhead,
@@ -298,7 +298,7 @@ def beside(matrix, text):
 
 def beside_bench(rival, leader):
     """``rival``'s model run beside ``leader``'s, on its workload."""
-    return Bench(rival.workload, rival.model, "worker", record=False,
+    return Cell(rival.workload, rival.model, "worker", record=False,
                  reference=rival.reference, beside=leader.model.name)
 
 

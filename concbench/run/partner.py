@@ -112,7 +112,7 @@ class Partner:
                 _serve(theirs, bench, prepared, copy=pid)   # never returns
             theirs.close()
             from concbench.run.lifeline import follow
-            from concbench.run.record import BatchProbe
+            from concbench.run.run_figures import BatchProbe
 
             follow(worker)
             BatchProbe._sampler = None      # a sampler of the copy's own
@@ -168,7 +168,7 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         from concbench.run.lifeline import follow
         follow(parent)
         from concbench.run.batch import watched_run
-        from concbench.run.record import BatchProbe, RunFigures
+        from concbench.run.run_figures import BatchProbe, RunFigures
 
         # The worker's sampler is the worker's: this process starts its own,
         # now, while the worker prepares.
@@ -226,7 +226,7 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
     except BaseException:
         status = 1
     finally:
-        from concbench.run.record import BatchProbe
+        from concbench.run.run_figures import BatchProbe
         if BatchProbe._sampler is not None:     # exit skips atexit: reap it here
             BatchProbe._sampler.close()
         if copy is not None:

@@ -1,6 +1,6 @@
 """What the memory sampler reads of /proc (Linux): a process's RSS, threads
 and parent, its children, its context switches, its PSS. The sampler
-(``concbench.run.sampler``) reads the same few files every 5-10 ms while a
+(``concbench.run.memory_sampler``) reads the same few files every 5-10 ms while a
 model runs, and what it spends is taken from a model that uses every CPU:
 so the files it reads again are kept open and read from their start,
 which says what they say now."""

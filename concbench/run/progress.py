@@ -7,7 +7,7 @@ import sys
 import time
 
 from concbench.thresholds import unstable_reasons
-from concbench.units import count, format_time, wrapped
+from concbench.formatting import count, format_time, wrapped
 
 # The command's name in its messages: "concbench run" when run as that.
 PROG = "bench.py"

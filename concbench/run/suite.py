@@ -10,7 +10,7 @@ from concbench.run import gil
 from concbench.run.cell import library_versions
 from concbench.run.presets import PRESETS
 from concbench.run.progress import fail, say
-from concbench.run.record import HOOK_NAME
+from concbench.run.run_figures import HOOK_NAME
 
 
 def force_gil(args):
@@ -95,7 +95,7 @@ def cpu_metadata(args):
 
 
 def enable_run_figures(args):
-    """Per-run figures (concbench.run.record) are on by default, through
+    """Per-run figures (concbench.run.run_figures) are on by default, through
     pyperf's hook, which the package installs as an entry point."""
     import importlib.metadata
 

@@ -1,7 +1,7 @@
 """How much memory, how many threads and processes a process tree holds:
 PSS summed over the tree from /proc on Linux (each shared page split
 between the processes sharing it), psutil's figures elsewhere. Read by the
-memory sampler (``concbench.run.sampler``), a process of its own."""
+memory sampler (``concbench.run.memory_sampler``), a process of its own."""
 
 import os
 import sys
@@ -38,7 +38,7 @@ class TreeMemory:
     Between ``begin`` and ``lost``, every process seen is remembered with
     its parent: one that is gone by the end, and whose parent was neither
     the root nor still in the tree, was not reaped by a process whose CPU
-    counters the worker reads (``concbench.run.record``), so the batch's CPU
+    counters the worker reads (``concbench.run.run_figures``), so the batch's CPU
     is incomplete. A process whose parent is not the root has its context
     switches read at every sample: once its parent (a forkserver) reaps it,
     no counter the worker can read keeps them.
@@ -206,4 +206,4 @@ def choose_method(pid):
 
 
 # The answer to "start" and "stop", one line: written here, read by
-# concbench.run.record.Sampler.
+# concbench.run.run_figures.MemorySampler.

@@ -13,7 +13,7 @@ import traceback
 from concbench import schema
 from concbench.run.batch import BatchFailed, refuse_total_failure, run_batch, watched_run
 from concbench.run.partner import PartnerFailed, pin_worker
-from concbench.run.record import RunFigures
+from concbench.run.run_figures import RunFigures
 from concbench.run.schedule import reference_first
 from concbench.workloads.base import CheckError
 

@@ -42,7 +42,7 @@ def detect_endpoint(url):
                      "or an httpbin" % url)
 
 
-# Set by python -m concbench.shared_server: the load server every bench.py
+# Set by python -m concbench.versions_server: the load server every bench.py
 # it starts uses instead of starting its own (when --server-url is not given).
 SHARED_SERVER_ENV = "CONCBENCH_SERVER_URL"
 

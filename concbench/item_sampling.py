@@ -1,6 +1,6 @@
 """Which items a model times, when timing each would cost more than a
 small share of its batch: one item in so many, picked at random, each
-timed exactly (``Sampler``), and the batch's results taken apart after the
+timed exactly (``ItemSampler``), and the batch's results taken apart after the
 timed region (``SampledResults``)."""
 
 import math
@@ -8,7 +8,7 @@ import random
 import statistics
 from itertools import cycle
 
-from concbench.latency import StampedResults
+from concbench.item_stamps import StampedResults
 
 
 class SampledResults(StampedResults):
@@ -49,7 +49,7 @@ def sampled_stamps(count, timed):
     return each
 
 
-class Sampler:
+class ItemSampler:
     """Which items a model times, when timing each would cost more than
     ``BUDGET`` of its batch.
 

@@ -1,6 +1,6 @@
 """The memory sampler: a process that watches a pyperf worker's process tree.
 
-``python -m concbench.run.sampler --sample PID`` answers each ``start`` and
+``python -m concbench.run.memory_sampler --sample PID`` answers each ``start`` and
 ``stop`` line on stdin with one line of figures (method, memory, threads,
 processes, samples) about PID and all its descendants, sampled in between.
 It is a process of its own so that sampling never competes for the GIL with
@@ -88,7 +88,7 @@ def main(argv):
     import argparse
     import signal
 
-    parser = argparse.ArgumentParser(prog="python -m concbench.run.sampler")
+    parser = argparse.ArgumentParser(prog="python -m concbench.run.memory_sampler")
     parser.add_argument("--sample", type=int, required=True, metavar="PID")
     parser.add_argument("--partner", type=int, metavar="PID")
     parser.add_argument("--ends-only", action="store_true",

@@ -1,4 +1,4 @@
-"""python -m concbench.shared_server COMMAND [ARG...]: one load server for a
+"""python -m concbench.versions_server COMMAND [ARG...]: one load server for a
 whole command.
 
 ``make versions`` runs the suite under several interpreters. Were each run to
@@ -17,7 +17,7 @@ import sys
 from concbench.servers.process import LocalServer
 from concbench.workloads.drivers.http_server import SHARED_SERVER_ENV
 
-PROG = "python -m concbench.shared_server"
+PROG = "python -m concbench.versions_server"
 
 
 def main(argv):
