@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from concbench.run.added_rounds import Between
+from concbench.run.added_rounds import RoundsBetween
 from concbench.run.allocation import choose, demands, with_controls
 from concbench.run.calibration import values_for
 from concbench.run.costs import Figures, pooled_between
@@ -113,9 +113,9 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None, ends=None, slowed=None
     noise, preset = Noise(kind, sd, rng), cost_of(rows, {})
     for number in range(2):
         run_round(rows, list(rows), number, noise, {}, rng)
-    spent, number, held, between = 2 * sum(preset(name) for name in rows), 2, True, Between()
+    spent, number, held, between = 2 * sum(preset(name) for name in rows), 2, True, RoundsBetween()
     # Rounds of the matrix: the rounds of their own between them
-    # (added_rounds.Between) are not counted against MOST_ROUNDS.
+    # (added_rounds.RoundsBetween) are not counted against MOST_ROUNDS.
     matrix = number
     while matrix < MOST_ROUNDS:
         groups, controls = settle_all(rows)
@@ -137,7 +137,7 @@ def _simulate(kind, sd, rng, budget, truths, ledger=None, ends=None, slowed=None
             if ledger is not None and ledger.stopped is None and \
                     not choose(still, cost, budget - spent, joined)[0]:
                 ledger.note(questions, spent)   # bench.py would stop here
-            between = Between(chosen, cost, used)
+            between = RoundsBetween(chosen, cost, used)
             matrix += 1
         run_round(rows, sorted(names), number, noise, pairs, rng)
         spent += used

@@ -406,14 +406,14 @@ def test_a_comparison_side_by_side_runs_its_next_workers_in_rounds_of_its_own():
     pending = added_rounds.side_workers([near, last, Q("row", 2, 3, ["w/c"])])
     assert pending == {"w/a beside lead": 3}
     cost = {"w/a beside lead": 4.0}.get
-    assert added_rounds.side_round([near], pending, cost, 3.0) == (set(), 0.0)
+    assert added_rounds.beside_round([near], pending, cost, 3.0) == (set(), 0.0)
     assert pending == {"w/a beside lead": 3}
     for _ in range(2):
-        assert added_rounds.side_round([near, last], pending, cost, 60.0) == (
+        assert added_rounds.beside_round([near, last], pending, cost, 60.0) == (
             {"w/a beside lead"}, 4.0)
     # Answered after 3 workers: its last one does not run.
-    assert added_rounds.side_round([last], pending, cost, 60.0) == (set(), 0.0)
-    assert added_rounds.side_round([near], {"w/a beside lead": 0}, cost, 60.0) == (set(), 0.0)
+    assert added_rounds.beside_round([last], pending, cost, 60.0) == (set(), 0.0)
+    assert added_rounds.beside_round([near], {"w/a beside lead": 0}, cost, 60.0) == (set(), 0.0)
 
 
 @pytest.mark.quick
@@ -433,17 +433,17 @@ def test_a_side_round_runs_the_io_comparisons_of_the_last_round_that_fit_in_it()
             for row in pair:
                 row.pairing = "round"
     cpu = Q("cpu: fastest", 3, 20, ["w/c", "w/d"])
-    riders = [q for q in (near, io, dear, cpu) if added_rounds.rides(q)]
-    assert riders == [io, dear]
+    io_parts = [q for q in (near, io, dear, cpu) if added_rounds.by_round_only(q)]
+    assert io_parts == [io, dear]
     cost = {"w/a beside lead": 4.0, "io/lead": 1.0, "io/b": 1.5,
             "io2/lead": 2.5, "io2/b": 2.5}.get
     pending = {"w/a beside lead": 3}
     still = [near, io, dear, cpu]
-    assert added_rounds.side_round(still, pending, cost, 60.0, riders) == (
+    assert added_rounds.beside_round(still, pending, cost, 60.0, io_parts) == (
         {"w/a beside lead", "io/lead", "io/b"}, 6.5)
-    assert added_rounds.side_round(still, pending, cost, 5.0, riders) == (
+    assert added_rounds.beside_round(still, pending, cost, 5.0, io_parts) == (
         {"w/a beside lead"}, 4.0)
-    assert added_rounds.side_round([near, dear], pending, cost, 60.0, riders) == (
+    assert added_rounds.beside_round([near, dear], pending, cost, 60.0, io_parts) == (
         {"w/a beside lead"}, 4.0)
     assert pending == {"w/a beside lead": 0}
 
@@ -467,22 +467,22 @@ def test_the_io_comparisons_of_a_round_then_run_alone_shortest_first_within_its_
                 row.pairing = "round"
     cpu = Q("cpu: fastest", 3, 7, ["w/c", "w/d"])
     cost = lambda name: 1.0
-    assert added_rounds.rider_rounds([far, io, lost, cpu], cost, 60.0) == ([io], 4)
-    assert added_rounds.rider_rounds([far, io, cpu], cost, 100.0) == ([io, far], 39)
-    assert added_rounds.rider_rounds([far, io, cpu], cost, 5.0) == ([], 0)
-    assert added_rounds.rider_rounds([far, io], cost, 600.0) == ([], 0)
-    between = added_rounds.Between([far, io, lost, cpu], cost, 60.0)
+    assert added_rounds.io_rounds([far, io, lost, cpu], cost, 60.0) == ([io], 4)
+    assert added_rounds.io_rounds([far, io, cpu], cost, 100.0) == ([io, far], 39)
+    assert added_rounds.io_rounds([far, io, cpu], cost, 5.0) == ([], 0)
+    assert added_rounds.io_rounds([far, io], cost, 600.0) == ([], 0)
+    between = added_rounds.RoundsBetween([far, io, lost, cpu], cost, 60.0)
     rounds = [between.next_round([far, io, cpu], cost, 60.0) for _ in range(5)]
     assert rounds[:4] == [({"io/lead", "io/b"}, 2.0, "IO comparisons")] * 4
     assert rounds[4] == (set(), 0.0, None)
-    between = added_rounds.Between([far, io, cpu], cost, 60.0)
+    between = added_rounds.RoundsBetween([far, io, cpu], cost, 60.0)
     assert between.next_round([far, cpu], cost, 60.0) == (set(), 0.0, None)
     assert between.next_round([io], cost, 1.5) == (set(), 0.0, None)
     # The same comparison (question and rival) now runs another rival of
-    # its race with it: it rides as it stands now.
+    # its race with it: it runs as it stands now.
     now = Q("io: fastest", 4, 8, ["io/lead", "io/b"])
     now.pairs.append((N("io/c"), N("io/lead")))
-    between = added_rounds.Between([io, cpu], cost, 60.0)
+    between = added_rounds.RoundsBetween([io, cpu], cost, 60.0)
     assert between.next_round([now, cpu], cost, 60.0) == (
         {"io/lead", "io/b", "io/c"}, 3.0, "IO comparisons")
 

@@ -33,30 +33,30 @@ def side_workers(chosen):
     return {name: left for name, left in found.items() if left > 0}
 
 
-def rides(question):
+def by_round_only(question):
     """Whether ``question`` compares rows paired by round only (a race or
     a step of IO rows): any round that runs its rows is a round of it."""
     return not question.beside and question.kind not in ("row", "control") and all(
         row.pairing in (BY_ROUND, NONE) for pair in question.pairs for row in pair)
 
 
-def riding(parts, riders):
-    """The open ``parts`` (``parts_of``) that ``riders`` (``rides``) were:
+def still_open(parts, io_parts):
+    """The open ``parts`` (``parts_of``) that ``io_parts`` (``by_round_only``) were:
     the same question and rival, as they stand now (a race's parts run
     every rival still open, so their benchmarks change as rivals leave)."""
     def key(part):
         return part.label, part.rows[-1].name if part.rows else None
 
-    wanted = {key(rider) for rider in riders}
+    wanted = {key(part) for part in io_parts}
     return [part for part in parts if key(part) in wanted]
 
 
-def side_round(still, pending, cost, remaining, riders=()):
+def beside_round(still, pending, cost, remaining, io_parts=()):
     """(names, seconds) of the next round of comparisons side by side of
     their own: those of ``still``'s open parts that ``pending``
     (``side_workers``) still gives a worker, if all fit in ``remaining``
     seconds; (set(), 0) when none is left or they do not fit. With them run
-    ``riders`` (the parts of the last round that ``rides``, cheapest
+    ``io_parts`` (the parts of the last round compared ``by_round_only``, cheapest
     first) still open, while they add no more than the round's own
     seconds: an IO race that waits on its shared rounds gains one for a
     second or so, where it would wait out the round (db: 8 side rounds of
@@ -69,33 +69,33 @@ def side_round(still, pending, cost, remaining, riders=()):
     for name in names:
         pending[name] -= 1
     extra, room = set(), min(seconds, remaining - seconds)
-    for rider in riding(parts, riders):
-        grown = extra | members(rider)
+    for part in still_open(parts, io_parts):
+        grown = extra | members(part)
         if seconds_of(grown - names, cost) <= room:
             extra = grown
     return names | extra, seconds + seconds_of(extra - names, cost)
 
 
-def rider_rounds(chosen, cost, seconds):
-    """(riders, rounds): the rounds of their own that the IO comparisons
-    of a round (its parts that ``rides``, none given up) get after it, that
+def io_rounds(chosen, cost, seconds):
+    """(io_parts, rounds): the rounds of their own that the IO comparisons
+    of a round (its parts compared ``by_round_only``, none given up) get after it, that
     round having chosen ``chosen`` and taken about ``seconds``. Shortest
     first, as the plan is: each, the cheapest to answer first, gets the
     rounds it likely still needs beyond the one it had, while all of them
     add no more than the round's own seconds. A near tie of IO rows needs
-    20-70 rounds of a second or two, the CPU rows a few of a minute: riding
+    20-70 rounds of a second or two, the CPU rows a few of a minute: run
     in those alone, db's fastest was the last answer of most quiet default
     runs, in rounds of two benchmarks after the others (rounds 20-27: 13 s).
     None where the round ran nothing else: its rounds are theirs."""
-    riders = [part for part in chosen if rides(part) and not hopeless(part)]
-    if not riders or len(riders) == len(chosen):
+    io_parts = [part for part in chosen if by_round_only(part) and not hopeless(part)]
+    if not io_parts or len(io_parts) == len(chosen):
         return [], 0
 
     def to_answer(part):
         return more_rounds(part) * seconds_of(members(part), cost)
 
     taken, plan = [], {}
-    for part in sorted(riders, key=lambda part: (to_answer(part), part.label)):
+    for part in sorted(io_parts, key=lambda part: (to_answer(part), part.label)):
         grown = planned([part], lambda names: names, plan,
                         rounds=lambda part: more_rounds(part) - 1)
         if plan_seconds(grown, cost) <= seconds:
@@ -104,38 +104,38 @@ def rider_rounds(chosen, cost, seconds):
     return taken, max(plan.values(), default=0)
 
 
-def rider_round(still, riders, cost, remaining):
-    """(names, seconds) of a round of ``riders`` alone, those still open,
+def io_round(still, io_parts, cost, remaining):
+    """(names, seconds) of a round of ``io_parts`` alone, those still open,
     if it fits in ``remaining`` seconds; else (set(), 0)."""
-    names = set().union(*(members(part) for part in riding(parts_of(still), riders)))
+    names = set().union(*(members(part) for part in still_open(parts_of(still), io_parts)))
     seconds = seconds_of(names, cost)
     if not names or seconds > remaining:
         return set(), 0.0
     return names, seconds
 
 
-class Between:
+class RoundsBetween:
     """The rounds of their own that run between two rounds of the matrix,
     after a round that chose ``chosen`` and was to take ``seconds``: its
-    comparisons side by side (``side_workers``, ``side_round``), then its
-    IO comparisons alone (``rider_rounds``). bench.py and the simulation
+    comparisons side by side (``side_workers``, ``beside_round``), then its
+    IO comparisons alone (``io_rounds``). bench.py and the simulation
     both run them so."""
 
     def __init__(self, chosen=(), cost=None, seconds=0.0):
         self.pending = side_workers(chosen)
-        self.riders = [part for part in chosen if rides(part)]
-        self.alone, self.rides = rider_rounds(chosen, cost, seconds)
+        self.io_parts = [part for part in chosen if by_round_only(part)]
+        self.alone, self.io_rounds_left = io_rounds(chosen, cost, seconds)
 
     def next_round(self, still, cost, remaining):
         """(names, seconds, what the console calls the round) of the next
         such round, or (set(), 0, None) once none is left: the matrix's
         next round runs then."""
-        names, seconds = side_round(still, self.pending, cost, remaining, self.riders)
+        names, seconds = beside_round(still, self.pending, cost, remaining, self.io_parts)
         if names:
             return names, seconds, "side by side"
-        if self.rides > 0:
-            self.rides -= 1
-            names, seconds = rider_round(still, self.alone, cost, remaining)
+        if self.io_rounds_left > 0:
+            self.io_rounds_left -= 1
+            names, seconds = io_round(still, self.alone, cost, remaining)
             if names:
                 return names, seconds, "IO comparisons"
         return set(), 0.0, None
@@ -195,7 +195,7 @@ def add_rounds(master, allocation):
     knows the suite, the start, the rounds so far and what each
     benchmark's worker last took (``took``, by name)."""
     plan = allocation.plan
-    extra, between = [], Between()
+    extra, between = [], RoundsBetween()
     while True:
         elapsed = time.monotonic() - master.start
         rounds = master.rounds_done()
@@ -221,7 +221,7 @@ def add_rounds(master, allocation):
             master.add_round(indexes, extra)
             continue
         chosen, names, spent = choose(still, cost, remaining, allocation.joined)
-        between = Between(chosen, cost, spent)
+        between = RoundsBetween(chosen, cost, spent)
         if not chosen:
             needs = more_needed(still, cost, allocation.joined, elapsed)
             if fits_a_round(still, cost, remaining, allocation.joined):
