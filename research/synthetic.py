@@ -27,7 +27,7 @@ noise, on the rounds (each worker's unit), scaled to a spread ``sd``:
   cancel in the ratio;
 - ``pairs``: no noise between workers at all, and the pairs inside a
   worker spreading by ``sd`` with no jumps (this machine's noisy days:
-  pairs spread 0.12, worker medians 0.067: docs/history.md, "A noisy
+  pairs spread 0.12, worker medians 0.067: `git show 3613cc8:docs/history.md`, "A noisy
   morning").
 
 Rows paired in their worker add the pairs' own noise: a spread of 0.1 and,
