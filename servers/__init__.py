@@ -1,7 +1,7 @@
 """The HTTP load server: a separate process on loopback, cheap per request.
 
 An RSGI application (``app.py``) served by granian, one worker on a uvloop
-event loop, chosen for its low CPU per request (README, "The load server").
+event loop, chosen for its low CPU per request (docs/models.md, "The load server").
 bench.py starts it as a child process (``process.py``) when the http
 workload runs without ``--server-url``. Endpoints:
 

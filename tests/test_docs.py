@@ -63,7 +63,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
 def test_the_readme_is_a_front_page_whose_links_resolve():
     text = (ROOT / "README.md").read_text()
     lines = text.splitlines()
-    assert len(lines) <= 260, len(lines)
+    assert len(lines) <= 150, len(lines)
     # The two commands come first.
     assert lines[2:6] == ["```sh",
                           "make bench    # the main job: set up .venv, run the default "
