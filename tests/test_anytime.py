@@ -25,7 +25,7 @@ from concbench.analysis.pairs import in_worker
 from concbench.rules import verdict
 from concbench.analysis.stats import (ROUND_WIDENING, paired_ratio, ratio_of, sequence_ratio,
                                       within_floor)
-from concbench.analysis.unpaired import t_critical_95
+from concbench.analysis.unpaired import t_critical
 from conftest import ROOT
 from research.doc_numbers import binomial_below
 from research.simulation import Rates, cell_runs, error_rates
@@ -100,7 +100,7 @@ def test_unbounded_for_two_rounds_then_wider_than_a_fixed_interval():
     assert anytime.first_bounded() == 3
     assert math.isinf(anytime.critical(2)) and math.isfinite(anytime.critical(3))
     # At 20 rounds the sequence is 1.5 to 1.9 times as wide as Student's.
-    assert 1.5 < anytime.critical(20) / t_critical_95(19) < 1.9
+    assert 1.5 < anytime.critical(20) / t_critical(19) < 1.9
     # A stricter level is wider; a Bonferroni share of it too.
     assert anytime.critical(20, anytime.ALPHA / 10) > anytime.critical(20)
     # No interval while unbounded: the row is undecided, however clear.
@@ -411,7 +411,7 @@ def test_a_student_interval_read_every_round_fails_the_same_check(monkeypatch):
     def student(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
         if rounds < 2:
             return stats.Ratio(math.exp(mean), None, None, above, rounds, values, log_sd)
-        half = t_critical_95(rounds - 1) * log_sd / math.sqrt(rounds)
+        half = t_critical(rounds - 1) * log_sd / math.sqrt(rounds)
         return stats.Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
                            above, rounds, values, log_sd)
     monkeypatch.setattr(stats, "sequence_ratio", student)

@@ -21,9 +21,9 @@ inside the band of "the same" never fails.
 import math
 import statistics
 
-from concbench.rules import ALPHA, SAME_BAND, changed
+from concbench.rules import ALPHA, SAME_BAND, SLOWER, changed
 from concbench.analysis.stats import Ratio, persistence, widened
-from concbench.analysis.unpaired import not_comparable, t_critical
+from concbench.analysis.unpaired import difference_ratio, not_comparable
 
 # What --fail-on takes: "slower" fails on a row decided slower beyond the
 # band, "changed" on one decided slower or faster.
@@ -57,7 +57,7 @@ class Change:
             * SAME_BAND[1]
 
     def fails(self, fail_on):
-        return self.direction == "slower" or (fail_on == "changed" and self.direction)
+        return self.direction == SLOWER or (fail_on == "changed" and self.direction)
 
 
 def round_logs(row):
@@ -89,11 +89,7 @@ def change_of(base, new, alpha):
     error = math.sqrt(sum(parts))
     df = sum(parts) ** 2 / sum(part ** 2 / (len(one) - 1) for part, one in zip(parts, logs)) \
         if error > 0 else min(map(len, logs)) - 1
-    half = t_critical(max(1, int(df)), alpha) * error
-    if not half < 700:
-        return Ratio(math.exp(diff), None, None, 0, 0)
-    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), 0,
-                 min(map(len, logs)))
+    return difference_ratio(diff, error, df, alpha, min(map(len, logs)))
 
 
 def gated_rows(base_groups, new_groups, skipped=None):

@@ -7,7 +7,7 @@ import math
 import statistics
 
 from concbench import schema as K
-from concbench.analysis.stats import Ratio
+from concbench.analysis.stats import UNBOUNDED_LOG, Ratio
 
 # A row of two files measures the same thing only if these agree: the
 # workload's parameters, and for http the server and the Python it ran on.
@@ -54,10 +54,6 @@ def t_critical(df, alpha=0.05):
     return high
 
 
-def t_critical_95(df):
-    return t_critical(df, 0.05)
-
-
 def unpaired_ratio(numerator, denominator):
     """mean(numerator) / mean(denominator) of two independent samples (two
     files: two machines or versions), geometric, with a 95% interval on the
@@ -74,8 +70,18 @@ def unpaired_ratio(numerator, denominator):
         return Ratio(math.exp(diff), None, None, 0, 0)
     error = math.sqrt(statistics.variance(logs1) / len(logs1)
                       + statistics.variance(logs2) / len(logs2))
-    half = t_critical_95(min(len(logs1), len(logs2)) - 1) * error
-    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), 0, 0)
+    return difference_ratio(diff, error, min(len(logs1), len(logs2)) - 1)
+
+
+def difference_ratio(diff, error, df, alpha=0.05, rounds=0):
+    """The Ratio exp(``diff``) of a difference of two independent samples'
+    mean logarithms, with its two-sided Student interval at level 1 -
+    ``alpha`` from its standard ``error`` and ``df`` degrees of freedom
+    (none where the half-width passes what a float can hold)."""
+    half = t_critical(max(1, int(df)), alpha) * error
+    if not half < UNBOUNDED_LOG:
+        return Ratio(math.exp(diff), None, None, 0, 0)
+    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), 0, rounds)
 
 
 def not_comparable(row, ref):

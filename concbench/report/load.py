@@ -29,7 +29,6 @@ PYPERF_READ = {"cpu_count": (int, 1), "duration": (float, 0), "loops": (int, 1),
                **{key: (int, 1) for key in ("mem_max_rss", "command_max_rss",
                                             "tracemalloc_peak", "mem_peak",
                                             "mem_peak_pagefile_usage")}}
-LARGEST, SMALLEST = schema.LARGEST, schema.SMALLEST
 
 
 class ReportError(Exception):
@@ -80,7 +79,7 @@ def problem(key, value):
         return "is not a number"
     if kind is int and not isinstance(value, int):
         return "is not a whole number"
-    if not math.isfinite(value) or abs(value) > LARGEST:
+    if not math.isfinite(value) or abs(value) > schema.LARGEST:
         return "is out of range"
     if key in ABOVE_ZERO and value <= 0:
         return "is not above 0"
@@ -101,7 +100,7 @@ def checked(suite, path, warnings=None):
     for bench in suite.get_benchmarks():
         runs, changed = [], False
         for run in bench.get_runs():
-            wrong = [value for value in run.values if not SMALLEST < value < LARGEST]
+            wrong = [value for value in run.values if not schema.SMALLEST < value < schema.LARGEST]
             if wrong:
                 note(found, ("values", "are out of range"), bench, wrong[0])
                 changed = True
