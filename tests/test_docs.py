@@ -60,6 +60,16 @@ def test_a_broken_link_fails_the_build(tmp_path):
 
 
 @pytest.mark.quick
+def test_the_figures_page_keeps_what_the_pages_quote_and_no_history():
+    """docs/figures.md holds the figures the README and the pages quote, each
+    with its command, a newer one replacing the one it supersedes: 400 lines
+    at most. The experiment log is the commit log's, not a page's."""
+    assert len((DOCS / "figures.md").read_text().splitlines()) <= 400
+    assert not (DOCS / "history.md").exists()
+    assert "history" not in (DOCS / "index.md").read_text()
+
+
+@pytest.mark.quick
 def test_the_readme_is_a_front_page_whose_links_resolve():
     text = (ROOT / "README.md").read_text()
     lines = text.splitlines()
