@@ -53,27 +53,26 @@ class ItemSampler:
     """Which items a model times, when timing each would cost more than
     ``BUDGET`` of its batch.
 
-    asyncio-serial and uvloop-serial read the clock as each item ends. An
-    ``asyncio.sleep(0)`` item takes 1-3 us there, and a clock read with its
-    store 60-100 ns: 3-8% of the batch, above what recording may cost. A
+    asyncio-serial and uvloop-serial read the clock as each item ends; a
     thread pool's one-item tasks (``threads-N``) call each item through
-    the stamped form: on ``time.sleep(0)`` items (30 us a batch's item
-    under four threads) that cost 3.2% +- 1.1%, the GIL handing the
-    wrapper's work from thread to thread. The first batch a process
-    records (a warm-up, unless there are none) times every item and
-    measures what one costs. Where that is at least ``item_cost / BUDGET``
-    (20 us under the serial loops, 200 us in a thread pool), every item
-    stays timed; below, the process times one item in ``every``, fixed for
-    the process so that a slow moment draws no more samples than a fast
-    one. The gaps between timed items are random (geometric, from a
+    the stamped form, whose work the GIL hands from thread to thread. On
+    items that do next to nothing either costs more than recording may
+    (measured in feee674 and e9b25d7: git show feee674, git show e9b25d7).
+    The first batch a process records (a warm-up, unless there are none)
+    times every item and measures what one costs. Where that is at least
+    ``item_cost / BUDGET`` (20 us under the serial loops, 200 us in a
+    thread pool), every item stays timed; below, the process times one
+    item in ``every``, fixed for the process so that a slow moment draws
+    no more samples than a fast one. The gaps between timed items are random (geometric, from a
     seeded generator), so that a periodic cost, such as a garbage
     collection every so many allocations, is sampled at its true rate."""
 
     BUDGET = 0.005
-    # A clock read and its store, when every item is timed (60-100 ns).
+    # A clock read and its store, when every item is timed (measured in
+    # feee674: git show feee674).
     ITEM_COST = 1e-7
     # What timing one item of a sampled loop adds: two clock reads, their
-    # stores, the next gap (0.5-1.4 us measured under asyncio and uvloop).
+    # stores, the next gap (measured under asyncio and uvloop in feee674).
     STAMP_COST = 8e-7
     TABLE = 4096
 
@@ -91,12 +90,11 @@ class ItemSampler:
         """``learn`` from the clock read as each item of a serial loop's
         first batch ended (and once before the first): its median gap is
         one item's cost. A stall of the machine (a throttled CPU, another
-        process) lengthens a gap or two, not the median; read as the
-        batch's mean, a stall of 40 ms or more among 2,000 items of 2 us
-        made them look dear enough that the process timed every item for
-        good. (A pool's items end together, a thread's beside another's:
-        their gaps are not their cost, and a pool learns from its batch's
-        time.)"""
+        process) lengthens a gap or two, not the median; the batch's mean
+        can make cheap items look dear enough that the process times every
+        item for good (seen in 656d5da: git show 656d5da). (A pool's items
+        end together, a thread's beside another's: their gaps are not their
+        cost, and a pool learns from its batch's time.)"""
         gaps = [b - a for a, b in zip(ends, ends[1:])]
         if gaps:
             self.learn(len(gaps), len(gaps) * statistics.median(gaps))

@@ -16,7 +16,7 @@ A chunk follows the batch: no pool gets fewer chunks than workers (a chunk
 of at most items / workers, and 1 where there are fewer items than
 workers). Two rows are what the standard library does unasked:
 ``ThreadPoolExecutor()``'s size and ``ProcessPoolExecutor()``'s, named
-``threads-6-default`` and ``processes-2-chunk-1-default`` (here, on 2
+``threads-6-default`` and ``processes-2-chunk-1-default`` (on 2
 CPUs), computed as the running Python computes them; and ``POOL_MAP``, the
 chunk ``multiprocessing.Pool.map`` takes, ceil(items / (4 x workers)).
 Names keep stating their counts, so that ``pyperf compare_to`` and the
@@ -102,8 +102,8 @@ def ladder(form, rungs=ALL, chunk=None, counts=(), room=None):
 
 @dataclass(frozen=True)
 class StdlibDefault:
-    """The pool the standard library makes unasked, on this machine and
-    Python: ``ThreadPoolExecutor`` or ``ProcessPoolExecutor`` (Executor.map's
+    """The pool the standard library makes unasked, on the run's machine
+    and Python: ``ThreadPoolExecutor`` or ``ProcessPoolExecutor`` (Executor.map's
     chunk of 1, the version's start method)."""
     executor: str
 
@@ -152,7 +152,7 @@ _detected = []
 
 def machine(args):
     """The ``Cpus`` of the run: the master's reading, passed to its workers
-    (``--usable-cpus``), else read here (once)."""
+    (``--usable-cpus``), else read in this process (once)."""
     text = getattr(args, "usable_cpus", None)
     if text:
         return machine_cpus.decode(text)

@@ -144,7 +144,8 @@ _found = None
 def discovered(group):
     """The group's plugins, sorted by name. The installed distributions are
     read once per process, for both groups: every pyperf worker builds the
-    matrix again, and each reading costs several milliseconds there."""
+    matrix again, and each reading costs milliseconds there (measured in
+    546f551: git show 546f551)."""
     global _found
     if _found is None:
         import importlib.metadata

@@ -128,11 +128,12 @@ class Model:
     def prime(self, sync_fn, async_fn, item):
         """One item of this model's side, after open() and the workload's
         open(), untimed and unchecked: what a library does on its first call
-        only (aiohttp's import, 0.1 s; anyio under httpx; netrc under
-        requests; the IDNA codec) is then on no batch's clock, as it is on
-        no batch's but the first of a worker. Items that run in other
-        processes are left to them: a forked pool inherits open()'s imports,
-        and an item run here would hold this process's own connection."""
+        only (aiohttp's import; anyio under httpx; netrc under requests; the
+        IDNA codec) is then on no batch's clock, as it is on no batch's but
+        the first of a worker (measured in ddfe756: git show ddfe756). Items
+        that run in other processes are left to them: a forked pool inherits
+        open()'s imports, and an item run here would hold this process's own
+        connection."""
         if self.runs_in_subprocesses:
             return
         if self.item_side == "sync":

@@ -6,14 +6,15 @@ with processes but without a fork. Python 3.14 has the pool in the standard
 library (concurrent.futures.InterpreterPoolExecutor); on 3.13 the
 interpreters-pep-734 backport provides the same class. On 3.12 the backport
 needs a low-level module of its own (interpreters-3-12) that crashed creating
-a first interpreter (3.12.1, a segmentation fault), so the model needs 3.13.
+a first interpreter (seen in e989036: git show e989036), so the model needs
+3.13.
 
 The callable, the items and the results cross between interpreters pickled,
 as between processes. A function defined in ``__main__`` cannot be unpickled
-in another interpreter (a trial of the backport hung on one), so the model
-refuses one before starting a pool. Libraries that do not declare support
-for several interpreters (Pillow 12, numpy, psutil) cannot be imported in
-one with its own GIL: a workload that needs one says so
+in another interpreter, and the backport hung on one (seen in e989036), so
+the model refuses one before starting a pool. Libraries that do not declare
+support for several interpreters (Pillow 12, numpy, psutil) cannot be
+imported in one with its own GIL: a workload that needs one says so
 (``Workload.subinterpreters``) and is left out for this model.
 
 Every wait on an interpreter is bounded by a watchdog: an interpreter that

@@ -97,16 +97,18 @@ async def gather_items(async_fn, items, limit=None):
     item form is (``concbench.item_stamps.stamp_async``, ``StampedResults``).
 
     Each task gets one done callback, which counts it, as asyncio.gather
-    and TaskGroup do per task, without gather's handling of its arguments
-    (which costs 5-15% of a batch of items that do next to nothing). The
-    first item to raise (or be cancelled) ends the batch with its
-    exception, as gather's does.
+    and TaskGroup do per task, without gather's handling of its arguments,
+    which is dear on items that do next to nothing (docs/figures.md,
+    "bench.py against the bare script, on both builds"). The first item to
+    raise (or be cancelled) ends the batch with its exception, as gather's
+    does.
 
     The loop runs the done callbacks a pass at a time: an item's end is the
     end of the pass whose callback received it, read once per pass when the
-    next pass begins (a clock read per item cost 2-3% of a batch of
-    ``asyncio.sleep(0)`` items, once per pass nothing measurable). An eager
-    task that completed as it was created is received, and stamped, then."""
+    next pass begins, since a clock read per item slows a batch of cheap
+    items and one per pass does not (measured in 36ee677: git show
+    36ee677). An eager task that completed as it was created is received,
+    and stamped, then."""
     function, stamp = unwrapped(async_fn)
     if limit is None:
         coroutines = [function(item) for item in items]

@@ -84,10 +84,11 @@ class Processes(PoolModel):
 
     def open(self):
         """What the first pool of a program sets up once, and no later pool
-        pays, is set up here, outside the timed batches: the modules of its
-        locks and of its start method (3.5 ms on the first batch's clock),
-        the forkserver's server and spawn's resource tracker (processes
-        that outlive every pool of this worker). A reused pool starts here."""
+        pays, is set up here, outside the timed batches, so that it is on
+        no batch's clock (measured in b40a9c0: git show b40a9c0): the
+        modules of its locks and of its start method, the forkserver's
+        server and spawn's resource tracker (processes that outlive every
+        pool of this worker). A reused pool starts here."""
         importlib.import_module("multiprocessing.synchronize")
         importlib.import_module(POPEN[self.start_method])
         if self.start_method == "forkserver":
@@ -101,7 +102,8 @@ class Processes(PoolModel):
     def new_pool(self):
         context = multiprocessing.get_context(self.start_method)
         # Each pool process ends with this worker, however it ends
-        # (concbench.run.lifeline; a few microseconds per process when forked).
+        # (concbench.run.lifeline; on Linux a forked one only sets its
+        # parent-death signal).
         return ProcessPoolExecutor(max_workers=self.nprocesses, mp_context=context,
                                    initializer=pool_initializer, initargs=(os.getpid(),))
 

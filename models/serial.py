@@ -51,8 +51,8 @@ async def await_in_turn(async_fn, items, sampler=None):
         stamp_end(clock())
     def stamps():
         # Read after the timed region, before the next batch: the sampler
-        # learns from this batch's ends there (a median of its gaps, 0.1 ms
-        # for 2,000 items, which the batch's own time would otherwise hold).
+        # learns from this batch's ends there, so that the median of its
+        # gaps is on no batch's clock (measured in 0d206aa: git show 0d206aa).
         if sampler is not None:
             sampler.learn_from_ends(ends)
         return zip(ends, islice(ends, 1, None))

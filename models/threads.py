@@ -13,10 +13,10 @@ do, so the suite shows both.
 Where one-item tasks are too cheap to time each (``concbench.item_sampling.ItemSampler``),
 the pool maps ``operator.call`` over the items and a function for each,
 the stamped form for the items picked, the bare one for the others: the
-same tasks as ``Executor.map`` of the one function (0.75% +- 0.8% apart
-on 2,000 ``time.sleep(0)`` items, in one process). Python 3.10 has no
+same tasks as ``Executor.map`` of the one function, and no measurably
+dearer (measured in e9b25d7: git show e9b25d7). Python 3.10 has no
 ``operator.call``: a function of two lines stands in for it, a frame more
-per item (a wrapper that read no clock cost such items 0.9%).
+per item.
 """
 
 import operator
@@ -37,12 +37,11 @@ def _call_py310(function, item):
 
 # operator.call is new in 3.11.
 _call = getattr(operator, "call", _call_py310)
-# What the stamped form costs a batch per item when every item is timed,
-# its work handed between threads by the GIL: 3.2% +- 1.1% of 2,000
-# time.sleep(0) items of 29 us (a batch's time per item) under threads-4,
-# in one process. Once sampled, a timed item costs about twice that: one
-# item in 8 cost 1.5-1.7%, one in 64 1.0% (+-1%), of which operator.call
-# itself 0.75% +- 0.8%.
+# The ItemSampler's costs of one-item thread tasks, in seconds: the
+# stamped form per item when every item is timed (dearer than a clock read
+# alone, as the GIL hands its work between threads), and a timed item of a
+# sampled batch, about twice that (measured on time.sleep(0) items under
+# threads-4 in e9b25d7: git show e9b25d7).
 THREAD_ITEM_COST = 1e-6
 THREAD_TIMED_COST = 2e-6
 

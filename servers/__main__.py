@@ -71,10 +71,10 @@ def main():
                         help="port, 0 for a free one (default: %(default)s)")
     parser.add_argument("--backlog", type=int, default=8192)
     # granian serves at most backlog / workers requests at once by default
-    # (8,192 here) and stops accepting beyond: the other connections wait
-    # for the kernel's queue and their clients' retries. 10,000 concurrent
-    # asyncio requests of 100 ms took 20 s so, and 4.3-4.7 s with 65,536
-    # (aiohttp.web: 4.2 s).
+    # (8,192 with this backlog and one worker) and stops accepting beyond:
+    # the other connections wait for the kernel's queue and their clients'
+    # retries, and a row of more concurrent requests would measure the
+    # server's limit, not the model (measured in f8120c8: git show f8120c8).
     parser.add_argument("--backpressure", type=int, default=65536,
                         help="granian: the most requests served at once "
                         "(default: %(default)s)")

@@ -1,12 +1,10 @@
 """The load server's application: what each endpoint answers, and its counts.
 
 ``LoadServer.respond`` knows the endpoints and counts what it serves; two
-thin adapters serve it: ``app`` here, for granian's RSGI interface (chosen
-by measured CPU per request, README "The load server": on the same 4,000
-requests at concurrency 100 from an aiohttp client, aiohttp.web on uvloop
-used 115-155 us of CPU per request and granian's RSGI interface 60-105 us),
-and ``aiohttp_app``, for interpreters granian publishes no wheel for (the
-free-threaded builds).
+thin adapters serve it: ``app`` in this module, for granian's RSGI
+interface (chosen for its lower CPU per request: docs/models.md, "The load
+server"), and ``aiohttp_app``, for interpreters granian publishes no wheel
+for (the free-threaded builds).
 
 Fault injection for tests, read from the environment of the server process:
 CONCBENCH_SERVER_FAIL_EVERY=N answers 500 to every N-th /work request;

@@ -161,10 +161,10 @@ def _remove_stale():
 # initdb runs its bootstrap backends (``postgres --single``, through ``sh
 # -c``) as children of its own. Were bench.py killed outright, the kernel
 # would kill initdb alone, and they would go on with the commands already in
-# their pipe: 2.8 s once, under a 1-CPU quota. So initdb runs under this
-# guard, in a process group of its own, and the guard takes the whole group
-# with it: when the master ends (the kernel sends it SIGTERM), on a signal,
-# or at once if the master has ended already.
+# their pipe, outliving the run (seen in c66a9b1: git show c66a9b1). So
+# initdb runs under this guard, in a process group of its own, and the guard
+# takes the whole group with it: when the master ends (the kernel sends it
+# SIGTERM), on a signal, or at once if the master has ended already.
 GUARD = """
 import os, signal, subprocess, sys
 signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))

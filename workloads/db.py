@@ -101,7 +101,8 @@ class Db(Workload):
         # seeds/004: 500 queries that each wait 100 ms. It ran them at once
         # against 500 servers; one stock server takes 100 (PostgreSQL) or
         # 151 (MariaDB) connections, so event-loop models are capped at 80
-        # here (hybrid-N keeps every item in progress, so it is left out).
+        # in this preset (hybrid-N keeps every item in progress, so it is
+        # left out).
         "full": preset(["sequential"]
                        + [THREAD_POOL_DEFAULT, "threads-32", "threads-80",
                           ladder("processes-{n}-chunk-1", QUICK, counts=(2, 8, 32)),

@@ -130,8 +130,8 @@ class Http(Workload):
 
     def open(self, model):
         """The model's client library is imported here, before the batches:
-        imported by the first request, it cost the first timed batch 0.1 s
-        (aiohttp), which no later batch pays."""
+        imported by the first request, it would be on the first timed
+        batch's clock alone (measured in ddfe756: git show ddfe756)."""
         importlib.import_module(self._client(model.item_side))
 
     def sync_function(self):

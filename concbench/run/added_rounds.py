@@ -59,8 +59,8 @@ def beside_round(still, pending, cost, remaining, io_parts=()):
     ``io_parts`` (the parts of the last round compared ``by_round_only``, cheapest
     first) still open, while they add no more than the round's own
     seconds: an IO race that waits on its shared rounds gains one for a
-    second or so, where it would wait out the round (db: 8 side rounds of
-    the 29 before its fastest was answered)."""
+    second or so, where it would wait out the round (measured in 15c5f81:
+    git show 15c5f81)."""
     parts = parts_of(still)
     names = {part.beside for part in parts if pending.get(part.beside, 0) > 0}
     seconds = seconds_of(names, cost)
@@ -83,9 +83,10 @@ def io_rounds(chosen, cost, seconds):
     first, as the plan is: each, the cheapest to answer first, gets the
     rounds it likely still needs beyond the one it had, while all of them
     add no more than the round's own seconds. A near tie of IO rows needs
-    20-70 rounds of a second or two, the CPU rows a few of a minute: run
-    in those alone, db's fastest was the last answer of most quiet default
-    runs, in rounds of two benchmarks after the others (rounds 20-27: 13 s).
+    many rounds of a second or two, the CPU rows a few of a minute: run in
+    those alone, an IO race would be the last answer of a run, in rounds
+    of a few benchmarks after the others (measured in b263dfa: git show
+    b263dfa).
     None where the round ran nothing else: its rounds are theirs."""
     io_parts = [part for part in chosen if by_round_only(part) and not hopeless(part)]
     if not io_parts or len(io_parts) == len(chosen):

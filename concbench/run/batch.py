@@ -102,9 +102,9 @@ def watched_run(bench, prepared, partner=None, watch=True):
     First a full garbage collection, on both sides alike: every batch then
     starts from the same collector counts, instead of inheriting them from
     the batch before, and none pays for a full collection the batches
-    before it prepared (an http batch of 55 ms took 70 ms whenever one
-    fell in it). Unlike a frozen heap, it leaves every object as the
-    model would find it in a script."""
+    before it prepared, which slows the batch it falls in (measured in
+    c2ca82b: git show c2ca82b). Unlike a frozen heap, it leaves every
+    object as the model would find it in a script."""
     if used("collect"):
         gc.collect()
     workload = bench.workload

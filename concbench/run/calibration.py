@@ -8,9 +8,9 @@ value (the model's batch and, paired in the worker, the reference's beside
 it: ``pair``). Its unit, the median of its pairs' log ratios, varies by
 the spread between workers (hash seed, address layout: ``between``) plus
 the pairs' own spread over the pairs it holds (``within``; pi/2 times the
-variance of a mean, for a median). Here the variance lies mostly between
-the pairs of one worker (the machine's speed changes from one batch to the
-next), so more pairs in a worker buy precision without another process
+variance of a mean, for a median). Where the variance lies mostly between
+the pairs of one worker (the machine's speed changing from one batch to the
+next), more pairs in a worker buy precision without another process
 start; but the confidence sequence needs units, and wide ones at few
 rounds, so neither extreme is best. For each benchmark the number of pairs
 is the one that answers its most demanding open question (``Demand``) in
@@ -37,9 +37,9 @@ from concbench.run.costs import MEDIAN_VARIANCE, Figures, pooled_between
 # The share of a worker's time its timed batches should at least take
 # (its warm-ups are not timed): paired in its worker, and paired by round
 # (IO rows, whose rounds agree closely, need values less than rounds),
-# within LEAST_WORKER_S. The first rounds' workers, sized before anything
-# was measured, take less; 0.75 from then on keeps a run's whole share
-# above 70%.
+# within LEAST_WORKER_S. The first rounds' workers, sized before the run
+# knows their costs, take less, so 0.75 from then on aims above the 70% a
+# run's whole share should reach.
 SHARE, SHARE_BY_ROUND, LEAST_WORKER_S = 0.75, 0.5, 2.5
 # A worker's values stop here, however precise its question needs them:
 # rounds interleave benchmarks, and a long worker would hold a slow
@@ -73,9 +73,10 @@ def first_values(preset, pair_s):
     own benchmark has run: the preset's count, but no more than fit in
     LEAST_WORKER_S at ``pair_s``, the seconds a pair of its workload took
     so far in this round (None: none ran yet), and at least FIRST_PAIRS.
-    A slow machine doubles every pair; the first round, which runs every
-    benchmark, would otherwise take a third of the budget on one workload
-    whose reference's batch takes a second."""
+    On a slow machine every pair takes longer, and the first round, which
+    runs every benchmark, would otherwise spend much of the budget on one
+    workload whose reference's batch is long (measured in dfc5ea8: git show
+    dfc5ea8)."""
     if not pair_s or preset <= FIRST_PAIRS:
         return preset
     return max(FIRST_PAIRS, min(preset, int(LEAST_WORKER_S / pair_s)))
@@ -198,9 +199,9 @@ def fit(found, figures, budget):
     question, asked for are what goes. The largest workers give up values
     first (every worker at most ``cap`` seconds, the largest cap that
     fits), so that a round a budget cannot hold runs each benchmark as
-    often as its neighbours. The quick preset's second round, sized by that
-    floor, took 84 s of a 50 s budget on a day this machine ran at half
-    speed."""
+    often as its neighbours. Sized by that floor alone, a preset's round
+    can overrun its budget when the machine runs slow (measured in 423da4d:
+    git show 423da4d)."""
     def sized(name, cap):
         f, old = figures[name], found[name]
         most = int((cap - f.seconds(0, old.warmups)) / f.pair_s) if cap is not None else old.values

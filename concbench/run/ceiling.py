@@ -1,6 +1,6 @@
-"""The machine's own ceiling: what N processes at once can give here.
+"""The machine's own ceiling: what N processes at once can give on it.
 
-A model that reads 1.3x on 2 workers may not scale, or the machine may not:
+A model well short of Nx on N workers may not scale, or the machine may not:
 SMT siblings share a core, turbo falls as cores wake, a cgroup quota cuts
 the CPU time, a neighbour takes a core. The ceiling tells them apart. For
 each rung N of the ladder (``concbench.ladder``) above 1, N copies of one
@@ -20,8 +20,8 @@ and the report reads it for the header and the scaling chart alone.
 from concbench import ladder, schema
 from concbench.workloads.base import ITEMS, Option, Workload
 
-# The loop's length: about 20 ms on one core of a 2020s laptop (CPython
-# 3.11), so that a batch's dispatch (tenths of a millisecond) hardly counts.
+# The loop's length, in iterations: long enough that a batch's dispatch
+# hardly counts beside one copy (measured in 48c4c38: git show 48c4c38).
 WORK = Option("work", "--ceiling-work", "iterations of the ceiling's loop", int, 1, 10**9,
               default=400_000)
 # Batches per worker of a rung (and its warm-up): a batch is N copies at

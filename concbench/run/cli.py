@@ -100,11 +100,11 @@ _worker_done = []
 
 def skip_teardown():
     """A worker that wrote its run ends here, without the interpreter's
-    teardown (freeing every module and object: about 50 ms a worker on a
-    busy 2-core machine, between one benchmark's worker and the next, which
-    a run pays hundreds of times). Its results are in the master's hands,
-    and every other exit handler has run; a worker that failed ends as
-    Python ends it, with its status."""
+    teardown (freeing every module and object), which would delay the next
+    benchmark's worker, hundreds of times a run (measured in bced984: git
+    show bced984). Its results are in the master's hands, and every other
+    exit handler has run; a worker that failed ends as Python ends it, with
+    its status."""
     if _worker_done:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -117,9 +117,9 @@ def skip_teardown():
 def stopping(exc):
     """The signal's exception (KeyboardInterrupt or Stopped) that ``exc``
     is, or that was being handled when ``exc`` was raised; else None. A
-    signal can land where unwinding raises again: once, beside a busy
-    loop, SIGHUP ended bench.py in pyperf's closing of a worker's pipe
-    (OSError, EBADF), with a traceback and no word of the signal."""
+    signal can land where unwinding raises again (pyperf closing a worker's
+    pipe: OSError, EBADF); the run still ends as that signal's stop, not
+    with a traceback and no word of the signal (a7718d9: git show a7718d9)."""
     while exc is not None:
         if isinstance(exc, (KeyboardInterrupt, Stopped)):
             return exc

@@ -121,8 +121,9 @@ class Figures:
 
     def keeps_warmup(self):
         """Whether the first batch is really slower (no data: keep it):
-        beyond the margin, and beyond twice what one batch varies by here
-        (a single first batch in a slow period is not a first-call cost)."""
+        beyond the margin, and beyond twice what one batch varies by
+        (``within``; a single first batch in a slow period is not a
+        first-call cost)."""
         if not self.excess:
             return True
         noise = 2 * (self.within() or 0.0)

@@ -1,12 +1,12 @@
 """A run's inputs and reference results, made once and shared by its workers.
 
 Every worker needs its workload's items and the reference results its
-batches are checked against. Making them cost a worker up to 0.4 s here (64
-images drawn and rotated once, 5,000 URLs drawn), more than a pair of
-batches, in every worker of every round. A workload that says its inputs
-can be kept (``Workload.shared_inputs``) has them made by the first worker
-that needs them and pickled into the run's folder, which the master makes
-and removes at its end; the other workers load them. They are the same
+batches are checked against. Making them can cost a worker more than a
+pair of batches (measured in 987ad69: git show 987ad69), in every worker
+of every round. A workload that says its inputs can be kept
+(``Workload.shared_inputs``) has them made by the first worker that needs
+them and pickled into the run's folder, which the master makes and
+removes at its end; the other workers load them. They are the same
 seeded inputs and the same results either way, and neither is timed.
 
 A master killed outright (SIGKILL, the OOM killer) cannot remove its

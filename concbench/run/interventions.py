@@ -7,9 +7,10 @@ script of the same work, on GIL and free-threaded builds
 (tests/test_transparency.py), and what each costs a model that uses both
 cores is measured with ``--without`` (docs/figures.md, "The harness
 leaves the model as it is"). Something that changed the model would be
-worse than noise: a gc.freeze() of the worker's heap kept a free-threaded
+worse than noise: a gc.freeze() of the worker's heap keeps a free-threaded
 3.13 from making the item functions immortal when the first thread
-started, and threads that run 1.9x sequential read 0.7x.
+starts, and its threads then read far below a script's (docs/figures.md,
+"bench.py against the bare script, on both builds").
 """
 
 INTERVENTIONS = {

@@ -2,10 +2,10 @@
 
 A model leaves state behind in the process that ran it, and the reference
 is sensitive to it: after a process pool's rotate batch, the worker's
-allocator serves image buffers from its heap (glibc raised its mmap
-threshold when the pool's large result buffers were freed), and the
-sequential reference in the same process runs 22% faster than in a process
-of its own, its 23,000 page faults per batch gone. Reused pools, idle
+allocator serves image buffers from its heap (glibc raises its mmap
+threshold when the pool's large result buffers are freed), so a sequential
+reference in the same process runs faster than in a process of its own
+(measured in a57d0ca: git show a57d0ca). Reused pools, idle
 threads and, on a free-threaded build, objects made immortal when the first
 thread started are others. So the worker forks this process before the model
 runs anything (before its pool opens, before its first batch): the copy
@@ -19,10 +19,9 @@ Which of the two processes runs the model alternates from one run of a
 benchmark to the next (``model_forked``): in its first run the model stays
 in the worker and the copy runs the reference, in its second the copy runs
 the model and the worker the reference, and so on. A copy is not its
-parent's equal: on rotate, one worker's batches against its copy's
-differed by 1.7% (sd) from one worker to the next, beyond what their pairs
-spread, and over earlier runs the copy read 0.5% slower on average. On one
-side only, such a difference would be a bias of every row of a run;
+parent's equal: the two differ from one worker to the next, beyond what
+their pairs spread, and on average (measured in d9ec4d4: git show d9ec4d4).
+On one side only, such a difference would be a bias of every row of a run;
 alternated, it is noise the interval carries.
 """
 
@@ -67,8 +66,9 @@ def single_threaded(model):
 def pin_worker(model):
     """Keep the worker on the CPU it runs on now when its model runs on one
     thread (the reference's process beside it goes to the same CPU before
-    each of its batches): this machine's CPUs change speed on their own,
-    for seconds at a time, and two single-threaded batches compared on two
+    each of its batches): a machine's CPUs can change speed on their own,
+    for seconds at a time (docs/figures.md, "Between a model's workers: why
+    the unit is a worker"), and two single-threaded batches compared on two
     CPUs would differ by that. A model with threads or processes of its own
     is left to the scheduler, as its reference is. Returns the CPU, or
     None."""
@@ -127,7 +127,7 @@ class Partner:
     def run(self, pinned):
         """(seconds, failed items, items) of one checked batch of the
         reference; where this process keeps to one CPU (``pinned``), on
-        that CPU: the machine's CPUs run at speeds of their own from one
+        that CPU: a machine's CPUs can run at speeds of their own from one
         second to the next, and the batch beside it must see the speed it
         saw. Beside a model of several threads or processes, where the
         scheduler decides, it decides for the reference too, as for a
@@ -175,13 +175,13 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         BatchProbe._sampler = None
         BatchProbe.start_sampler(copy)
 
-        # What each batch measured, kept for the process's life as the
-        # worker keeps its own (``RunFigures``), though nobody reads it here:
-        # the few objects a batch leaves behind keep the allocator's arenas
-        # its items used. A reference that kept none gave its arenas back
-        # after every batch and took them again, page by page: on a batch
-        # that allocates 4 MB, 700 page faults more than the model beside
-        # it, 4% of its time, and an A/A control read 1.04x faster.
+        # Each batch's figures, kept for the process's life as the worker
+        # keeps its own (``RunFigures``), though this process never reads
+        # them: the few objects a batch leaves behind keep the allocator's
+        # arenas its items used, on both sides alike. A reference that kept
+        # none would give its arenas back after every batch and take them
+        # again, page by page, unlike the model beside it (docs/figures.md,
+        # "The harness leaves the model as it is").
         kept = RunFigures()
         model = bench.partner.model
         # One thread runs the reference: it goes where the worker last ran,

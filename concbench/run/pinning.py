@@ -3,8 +3,8 @@
 A single-threaded model's worker and the process that runs the reference's
 batches beside it are kept on one CPU (``concbench.run.partner``). A process
 they start afterwards inherits that one CPU: their memory samplers, which
-read the process tree every 5 to 10 ms during a batch, then ran on the
-batch's CPU and on its clock. Each helper gets the CPUs its process had
+read the process tree every 5 to 10 ms during a batch, would then run on
+the batch's CPU and on its clock. Each helper gets the CPUs its process had
 before it was pinned instead (an affinity the user set, pyperf's
 ``--affinity``, stays as it was).
 """

@@ -1,7 +1,8 @@
 """Presets: pyperf run counts by name, and the seeds' experiments.
 
 ``quick`` covers every workload x model family on small sizes (a smoke run,
-under a minute); ``default`` is the main job (under ten minutes on 2 cores):
+under a minute); ``default`` is the main job (under ten minutes on 2 cores:
+docs/figures.md, "A default run from a fresh clone"):
 about eight models a workload, since every model more is a rival in the
 workload's races, whose level it splits and whose rounds it shares;
 ``wide`` is the same sizes with the variants (reused pools, more chunk sizes

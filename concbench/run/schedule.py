@@ -1,9 +1,9 @@
 """Which batches run when, and which are paired with which.
 
-A speedup is a ratio of a model's batches over the reference's, and this
-machine's speed changes in regimes of a second or less, per CPU; runs also
-differ between worker processes (hash seed, address layout). Two levels
-answer this.
+A speedup is a ratio of a model's batches over the reference's, and a
+machine's speed can change in regimes of a second or less, per CPU
+(measured in a57d0ca: git show a57d0ca); runs also differ between worker
+processes (hash seed, address layout). Two levels answer this.
 
 Rounds. pyperf runs all the processes of one benchmark, then all of the
 next, so a slow period lands on one model and becomes a finding. Here each
@@ -20,10 +20,11 @@ B A: A B B A over two values; ``reference_first``), so that each ratio
 compares neighbours a fraction of a second apart and drift slower than a
 batch cancels. The reference's batches are recorded in the run's metadata;
 pyperf's values stay the benchmark's own. Where it is ``round`` (IO
-workloads by default: their reference waits sequentially and takes 10 to
-80 times as long as the models, so a pair would cost that much more, while
-their rounds already agree closely), a run is paired with the reference's
-run of the same round, which the reference's own worker must then run.
+workloads by default: their reference waits sequentially and takes many
+times as long as the models (measured in a57d0ca: git show a57d0ca), so a
+pair would cost that much more, while their rounds already agree
+closely), a run is paired with the reference's run of the same round,
+which the reference's own worker must then run.
 
 pyperf selects a worker's task by its position among the registered
 benchmarks, and refuses two registrations of one name; so the master and

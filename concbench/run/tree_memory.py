@@ -134,9 +134,9 @@ class TreeMemory:
         """A new process is read at once, whatever the budget, and counted by
         the pages only it maps: the pages it shares (with the parent it was
         forked from) are already counted, in full, in the others' last PSS,
-        which its arrival does not re-read. Counting its RSS instead made a
-        pool of 128 forked workers 23 GiB for 1 GiB; its PSS, the shared
-        pages twice."""
+        which its arrival does not re-read. Its RSS would count a forked
+        pool's shared pages again for every worker, its PSS in part twice
+        (measured in 3736ff7: git show 3736ff7)."""
         for pid in rss:
             if pid not in self.shared:
                 try:
