@@ -10,6 +10,7 @@ its room: how far a mean lies from the nearest answer, which tells how
 many more rounds a question needs (``comparisons.rounds_needed``).
 """
 
+import enum
 import math
 
 # The band: two times are the same when the interval of their ratio lies
@@ -21,7 +22,7 @@ ALPHA = 0.05
 # How a race splits its ALPHA, in advance: ELIMINATION_ALPHA over its rows'
 # own intervals against the reference, the rest over its comparisons with
 # the leader, of which SIDE_BY_SIDE_ALPHA over the comparisons side by
-# side where its rows pair in their worker (``race``, ``side_by_side``).
+# side where its rows pair in their worker (``race``).
 ELIMINATION_ALPHA = 0.01
 SIDE_BY_SIDE_ALPHA = 0.02
 # The share of a worker-count step's level spent on its pairs side by
@@ -33,12 +34,27 @@ SAME_BAND = (1 - BAND, 1 + BAND)
 # the fewer workers' time over the more's above 1 / (1 - BAND).
 HELPED = 1 / SAME_BAND[0]
 
-# A row's verdict against the reference.
-FASTER, SLOWER, SAME, UNDECIDED = "faster", "slower", "same", "undecided"
+class Reading(str, enum.Enum):
+    """What an interval says, by the rule that read it. A str, so that the
+    report, JSON and CSV print its value ("faster") as they always did."""
+    # A row's verdict against the reference (``verdict``), and the gate's
+    # change of a row (``changed``: slower or faster).
+    FASTER = "faster"
+    SLOWER = "slower"
+    SAME = "same"
+    UNDECIDED = "undecided"
+    # A row's standing against a race's leader (``standing``): shown slower,
+    # the same, not told apart but within the band, or still open.
+    WITHIN = "within"
+    OPEN = "open"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+FASTER, SLOWER, SAME, UNDECIDED, WITHIN, OPEN = Reading
+# The verdicts a row can have.
 VERDICTS = (FASTER, SLOWER, SAME, UNDECIDED)
-# A row's standing against a race's leader: shown slower, the same, not told
-# apart but within the band, or still open.
-WITHIN, OPEN = "within", "open"
 
 
 def percent(share):

@@ -7,7 +7,7 @@ import json
 import math
 
 from concbench import rules
-from concbench.analysis import anytime, side_by_side, stats
+from concbench.analysis import anytime, race, stats
 from concbench.run.added_rounds import SIDE_WORKERS
 from research.simulation import COLUMNS
 
@@ -33,11 +33,11 @@ def substitutions():
         "through_share": percent(through),
         "through_one_sided": "%s / (rows - 1)" % percent(1 - through),
         "side_share": percent(rules.SIDE_BY_SIDE_ALPHA),
-        "side_first": percent(side_by_side.side_level(1)),
-        "side_second": percent(side_by_side.side_level(2)),
-        "side_first_workers": "%d" % anytime.first_bounded(2 * side_by_side.side_level(1)),
+        "side_first": percent(race.side_level(1)),
+        "side_second": percent(race.side_level(2)),
+        "side_first_workers": "%d" % anytime.first_bounded(2 * race.side_level(1)),
         "side_workers": "%d" % SIDE_WORKERS,
-        "near": percent(side_by_side.NEAR - 1),
+        "near": percent(race.NEAR - 1),
         "step_side_share": percent(rules.STEP_SIDE_SHARE),
         "step_through_share": percent((1 - rules.STEP_SIDE_SHARE) * alpha),
         "step_side_each": percent(rules.STEP_SIDE_SHARE * alpha / 2),

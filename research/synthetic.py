@@ -41,7 +41,7 @@ import os
 
 from concbench import schema as K
 from concbench.rules import ALPHA
-from concbench.analysis.pairs import settle, units
+from concbench.analysis.pairs import SettledRow, settle, units
 from concbench.analysis.race import Race
 from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
 
@@ -144,7 +144,7 @@ OVERHEAD_S, PAIR_S, VALUE_S = 1.0, 0.5, 0.1
 PAIR_SPREAD, JUMP, JUMPS = 0.1, 0.5, 0.2
 
 
-class SimRow:
+class SimRow(SettledRow):
     """A row as ``concbench.analysis.questions`` reads it, fed with synthetic rounds."""
 
     ours = True
@@ -160,8 +160,7 @@ class SimRow:
                               K.PARALLELISM: int(count)})
         self.groups, self.by_round = {}, {}
         self.alpha = ALPHA      # a control's: the family's share (settle_all)
-        self.ratio = self.reference = self.verdict = None
-        self.speedup, self.mean, self._speedups = None, 1.0, {}
+        self.mean = 1.0
         self.paired_logs, self.within_floor, self.settled_groups = {}, None, 0
         # What the simulation's allocation computed of its costs
         # (research.simulation.figures_of), until it runs again.
@@ -170,12 +169,6 @@ class SimRow:
         # leader's (concbench.analysis.rows.Row.beside_runs); the leader's name
         # where this is one of them.
         self.beside_runs, self.leader = {}, None
-
-    def speedups(self):
-        return None if self is self.reference else self._speedups
-
-    def round_ratios(self):
-        return self.ratio.values if self.ratio else []
 
     def workers(self):
         return self.meta[K.PARALLELISM]
@@ -286,7 +279,7 @@ def settle_all(rows):
         if row.leader is None:      # not a comparison side by side
             if row.model == "control":
                 row.alpha = ALPHA / family
-            settle(row, rows[row.workload + "/sequential"], row.alpha)
+            row.settled = settle(row, rows[row.workload + "/sequential"], row.alpha)
             if row.model == "control":
                 controls[row.workload] = row
             else:

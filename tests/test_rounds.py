@@ -398,10 +398,10 @@ def test_a_rival_that_shares_no_round_with_the_leader_is_read_through_both_own_i
 def test_joining_a_comparison_with_its_side_by_side_part_changes_neither():
     """A simulated run hands the same Ratio to every reader of the same
     rounds (``stats.memoized``), so the join that marks which part came
-    from side by side marks a copy: a later comparison through the same
-    speedups with no side-by-side part must not read one. (Without the
-    copy, the part given is marked and this fails.)"""
-    from concbench.analysis.side_by_side import joined
+    from side by side makes a Ratio of its own: a later comparison through
+    the same speedups with no side-by-side part must not read one. (Were
+    the part given marked, this would fail; a Ratio is frozen.)"""
+    from concbench.analysis.comparisons import joined
     from concbench.analysis.stats import Ratio
 
     for through, direct in ((Ratio(1.0, None, None, 0, 2), Ratio(1.02, 0.97, 1.07, 3, 4)),

@@ -1,15 +1,17 @@
 """One comparison between two rows, on the rounds both ran: its interval,
 whether it is still open, how many rounds it is likely to need, and the
-``Question`` a user reads of it. The questions of a run
-(``concbench.analysis.questions``) are made of these."""
+``Question`` a user reads of it; where the two also ran side by side in one
+worker (a race's rows, a step's), that reading joined with it. The
+questions of a run (``concbench.analysis.questions``) are made of these."""
 
+import dataclasses
 import math
 
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, NONE
-from concbench.rules import ALPHA, verdict, verdict_room
-from concbench.analysis.stats import (imprecise, joint_floor, mean, paired_ratio, persistence,
-                                      remembered, stdev, widened)
+from concbench.rules import ALPHA, UNDECIDED, verdict, verdict_room
+from concbench.analysis.stats import (Ratio, imprecise, joint_floor, mean, paired_ratio,
+                                      persistence, remembered, stdev, widened)
 
 
 # No estimate beyond this many rounds: a question that needs more is hopeless.
@@ -47,7 +49,7 @@ def is_open(ratio, precision=None):
     undecided, or wider than +-``precision`` percent. A row within the
     precision whose interval still straddles 1 or an end of the "same"
     band (0.99x [0.94-1.03]) has answered nothing yet: it stays open."""
-    if verdict(ratio) == "undecided":
+    if verdict(ratio) == UNDECIDED:
         return True
     return precision is not None and imprecise(ratio, precision)
 
@@ -122,7 +124,8 @@ class Question:
     share so far and the rounds they are likely to need in all."""
 
     def __init__(self, kind, workload, topic, answered, rows=(), rounds=0,
-                 needed=0, pairs=(), room=0.0, alpha=ALPHA, least=None):
+                 needed=0, pairs=(), room=0.0, alpha=ALPHA, least=None,
+                 beside=None, parts=(), race=None):
         self.kind, self.workload, self.topic = kind, workload, topic
         self.answered = answered
         self.rows = list(rows)
@@ -131,12 +134,12 @@ class Question:
         # of its rounds (``least_needed``); ``needed`` where not read.
         self.least = needed if least is None else min(least, needed)
         self.pairs = list(pairs)    # (row, other) comparisons still open
-        # A race's comparison run side by side: the benchmark a round of
-        # it runs (concbench.schema.beside_name).
-        self.beside = None
+        # A comparison run side by side: the benchmark a round of it runs
+        # (concbench.schema.beside_name).
+        self.beside = beside
         # A race's open comparisons, each a question of its own to run, and
         # the race it was read from.
-        self.parts, self.race = [], None
+        self.parts, self.race = list(parts), race
         # The half-width (log) its nearest answer needs, at level 1 - alpha.
         self.room, self.alpha = room, alpha
 
@@ -167,3 +170,43 @@ def row_question(row, precision=None, kind="row"):
         room = min(room, precision_room(precision)(0.0)) if logs else 0.0
     return Question(kind, row.workload, row.name, answered, [row], len(logs), needed,
                     room=room, alpha=alpha, least=least)
+
+
+def joined(through, direct):
+    """The intersection of a comparison's interval through the speedups
+    and its interval side by side (each a confidence sequence at its own
+    share of the level, so the truth lies in both at once at their sum);
+    the point is the pairs' side by side. Either alone while the other has
+    no interval, and the side-by-side one should they not meet (one has
+    erred). Its ``side`` is the side-by-side part; its ``rounds``, the
+    rounds the comparison through the speedups shares."""
+    if direct is None:
+        return through
+    if direct.low is None or through is None or through.low is None:
+        found = through if direct.low is None and through is not None else direct
+    elif max(through.low, direct.low) > min(through.high, direct.high):
+        found = direct
+    else:
+        found = Ratio(direct.point, max(through.low, direct.low),
+                      min(through.high, direct.high), through.above, through.rounds,
+                      through.values, through.log_sd)
+    # Its rounds are the shared rounds whichever interval it holds; the
+    # workers side by side are ``side``'s.
+    above, rounds = (through.above, through.rounds) if through else (0, 0)
+    return dataclasses.replace(found, above=above, rounds=rounds, side=direct)
+
+
+def side_question(kind, workload, topic, rows, pair, direct, room, alpha, floor, beside):
+    """The open comparison ``pair`` of ``rows`` run side by side in the
+    benchmark ``beside``: its rounds are workers of it (``direct``: its
+    interval so far, or None), and those it needs come from theirs at level
+    1 - ``alpha`` two-sided, none fewer than the first interval needs
+    (``anytime.first_bounded``)."""
+    logs = [math.log(x) for x in direct.values] if direct else []
+    first = anytime.first_bounded(alpha)
+    return Question(kind, workload, topic, False, rows, len(logs),
+                    max(first, rounds_needed(logs, room, alpha, floor)),
+                    pairs=[pair], alpha=alpha,
+                    room=room(math.log(direct.point) if direct else 0.0),
+                    least=max(first, least_needed(logs, room, alpha, floor)),
+                    beside=beside)

@@ -3,9 +3,11 @@ from its worker's own pairs (pairing "worker": the reference's batches ran
 beside its own, ``concbench.run.schedule``), or from the reference's run of the
 same round; and how far apart in time the paired batches ran."""
 
+import dataclasses
 import datetime
 import math
 import statistics
+from types import MappingProxyType
 
 from concbench import schema as K
 from concbench.rules import ALPHA
@@ -49,19 +51,66 @@ def units(groups):
             within_floor(list(groups.values())))
 
 
+@dataclasses.dataclass(frozen=True)
+class Settled:
+    """A row's speedup against its workload's reference, as settling made
+    it: a record of its own, not changed once made."""
+    reference: object               # the reference's row
+    speedup: float
+    ratio: object = None            # stats.Ratio: the reference's time / the row's
+    verdict: str = None             # rules.verdict of ``ratio``; None for the reference
+    by_round: MappingProxyType = dataclasses.field(         # {round: speedup}
+        default_factory=lambda: MappingProxyType({}))
+
+
 def settle(row, reference, alpha=ALPHA):
     """``row``'s speedup against ``reference`` from the rounds that pair
-    them (``round_speedups``): its interval (``ratio``, at level 1 -
-    ``alpha``), point and verdict. The report's rows and the simulation's
+    them (``round_speedups``): its interval (at level 1 - ``alpha``),
+    point and verdict. The report's rows and the simulation's
     (``research.simulation``) are settled alike."""
-    row.reference = reference
     if row is reference:
-        row.speedup = 1.0
-        return
-    row._speedups = round_speedups(row, reference)
-    row.ratio = ratio_of(row._speedups, alpha, floor=row.within_floor)
-    row.speedup = row.ratio.point if row.ratio else reference.mean / row.mean
-    row.verdict = verdict(row.ratio)
+        return Settled(reference, 1.0)
+    speedups = round_speedups(row, reference)
+    ratio = ratio_of(speedups, alpha, floor=row.within_floor)
+    return Settled(reference, ratio.point if ratio else reference.mean / row.mean,
+                   ratio, verdict(ratio), MappingProxyType(speedups))
+
+
+class SettledRow:
+    """What a row reads of its ``Settled`` record (``settled``, which the
+    row sets from ``settle``): each None until it is settled."""
+
+    settled = None
+
+    @property
+    def reference(self):
+        """The workload's reference row."""
+        return self.settled.reference if self.settled else None
+
+    @property
+    def speedup(self):
+        return self.settled.speedup if self.settled else None
+
+    @property
+    def ratio(self):
+        """The reference's time / this row's, paired, with its interval."""
+        return self.settled.ratio if self.settled else None
+
+    @property
+    def verdict(self):
+        """faster, slower, same or undecided; None for the reference."""
+        return self.settled.verdict if self.settled else None
+
+    def speedups(self):
+        """{round: speedup} as the interval reads them; None for the
+        reference, whose speedup is 1 in every round."""
+        if self.settled is None:
+            return {}
+        return None if self is self.settled.reference else self.settled.by_round
+
+    def round_ratios(self):
+        """The reference's time / this row's, per round that pairs them."""
+        return self.ratio.values if self.ratio else []
 
 
 def round_speedups(row, reference):

@@ -23,16 +23,23 @@ leads. "The same within 5%" reads both ends, and is said only when the
 two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
 """
 
+import dataclasses
 import math
 from collections import Counter
 
-from concbench.analysis.comparisons import Question, compare, least_needed, rounds_needed
-from concbench.analysis.elimination import elimination_alpha, own_interval, through_own
+from concbench.analysis.comparisons import (Question, compare, joined, least_needed,
+                                            rounds_needed, side_question)
 from concbench.rules import (ALPHA, ELIMINATION_ALPHA, OPEN, SAME, SIDE_BY_SIDE_ALPHA,
-                                      SLOWER, WITHIN, race_room, standing, verdict)
-from concbench.analysis.side_by_side import NEAR, joined, side_level, side_question
-from concbench.analysis.stats import ratio_of
+                             SLOWER, WITHIN, race_room, standing, verdict)
+from concbench import rules
+from concbench.analysis.stats import Ratio, ratio_of
 from concbench.schema import IN_WORKER, NONE, beside_name
+
+# A rival not told apart from the leader runs beside it once its time
+# reads within 10% of the leader's on the rounds they share: one further
+# behind is shown slower sooner through the speedups, and would spend a
+# comparison's share of the level for little.
+NEAR = 1.10
 
 
 def fastest(rows):
@@ -97,7 +104,7 @@ class Race:
         for _ in self.members:
             entries = self._entries(best)
             ahead = next((row for row, ratio, _ in entries
-                          if verdict(ratio) == "slower" and id(row) not in self.behind),
+                          if verdict(ratio) == SLOWER and id(row) not in self.behind),
                          None)
             if ahead is None:
                 break
@@ -237,14 +244,13 @@ class Race:
                 least=least_needed(logs, race_room, alpha, floor)))
         if not self.side_by_side:
             self.with_rivals(parts)
-        found = Question(kind, workload, topic, not parts,
-                         [self.leader] + [p.rows[1] for p in parts] if parts else [],
-                         min((p.rounds for p in parts), default=0),
-                         max((p.needed for p in parts), default=0),
-                         pairs=[pair for p in parts for pair in p.pairs],
-                         room=min((p.room for p in parts), default=0.0), alpha=alpha)
-        found.parts, found.race = parts, self
-        return found
+        return Question(kind, workload, topic, not parts,
+                        [self.leader] + [p.rows[1] for p in parts] if parts else [],
+                        min((p.rounds for p in parts), default=0),
+                        max((p.needed for p in parts), default=0),
+                        pairs=[pair for p in parts for pair in p.pairs],
+                        room=min((p.room for p in parts), default=0.0), alpha=alpha,
+                        parts=parts, race=self)
 
     def with_rivals(self, parts):
         """Each of ``parts`` runs every open rival with the leader (rows
@@ -269,3 +275,58 @@ class Race:
                              found.within_floor if found else None,
                              found.name if found is not None else beside_name(
                                  row.name, self.leader.model))
+
+
+# -- successive elimination: each row's own interval against the reference,
+# which puts a row out whatever rounds it shares with the others, and bounds
+# its time over the leader's without any shared round.
+
+def own_interval(row, alpha):
+    """(low, high) of the row's speedup against the reference at level
+    1 - ``alpha``, as its verdict reads it; (1, 1) for the reference
+    itself; None while there is none."""
+    if row is getattr(row, "reference", None):
+        return 1.0, 1.0
+    speedups = row.speedups()
+    if not speedups:
+        return None
+    found = ratio_of(speedups, alpha, floor=getattr(row, "within_floor", None))
+    if found is None or found.low is None:
+        return None
+    return found.low, found.high
+
+
+def through_own(ratio, mine, theirs):
+    """``ratio`` (a rival's time over the leader's) intersected with what
+    the two rows' own intervals say of it, ``mine`` (the rival's) and
+    ``theirs`` ((low, high) of each speedup): [their low / my high, their
+    high / my low]. Only its lower end is read, one-sided, and it rests on
+    the same two ends as the elimination rule (the rival's upper, the
+    leader's lower), so it spends no level of its own. ``ratio`` unchanged
+    where either row has no interval yet, where the own intervals' lower
+    end is no higher, or where the two do not meet (one of them has erred,
+    and the comparison reads as it did without its rows' own intervals)."""
+    if not mine or not theirs:
+        return ratio
+    low, high = theirs[0] / mine[1], theirs[1] / mine[0]
+    if ratio is None:
+        return Ratio(math.sqrt(low * high), low, high, 0, 0)
+    if ratio.low is not None and (low <= ratio.low or low > ratio.high):
+        return ratio
+    return dataclasses.replace(ratio, low=low,
+                               high=high if ratio.high is None else min(high, ratio.high))
+
+
+def elimination_alpha(rows):
+    """The level of each row's own interval in a race of ``rows`` rows:
+    two-sided at twice ELIMINATION_ALPHA / rows, since the true fastest is
+    left out only through one end of each row's (its own upper, another's
+    lower), each one-sided at ELIMINATION_ALPHA / rows."""
+    return 2 * ELIMINATION_ALPHA / rows
+
+
+def side_level(number):
+    """The one-sided level of a race's ``number``-th comparison side by
+    side, in the order they opened: SIDE_BY_SIDE_ALPHA / 2 ** number, which
+    sum to SIDE_BY_SIDE_ALPHA however many open."""
+    return rules.SIDE_BY_SIDE_ALPHA / 2 ** number

@@ -13,7 +13,7 @@ import statistics
 from concbench import cpus
 from concbench.analysis.ceiling import is_ceiling
 from concbench import schema as K
-from concbench.rules import ALPHA
+from concbench.rules import ALPHA, UNDECIDED
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
@@ -40,8 +40,10 @@ MEMORY_SOURCES = ((K.MEM_TREE_PEAK, "tree PSS"),
 TREE_PSS = MEMORY_SOURCES[0][1]
 
 
-class Row:
-    """One benchmark's figures, with what pyperf alone does not show."""
+class Row(pairs.SettledRow):
+    """One benchmark's figures, with what pyperf alone does not show; its
+    speedup, once settled against the reference (``compute_ideal``), in
+    ``settled``."""
 
     def __init__(self, bench):
         self.bench = bench
@@ -82,15 +84,10 @@ class Row:
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
         self.system_share = statistics.median(system) if system else None
-        self.ratio = None       # the reference's time / this row's, paired
-        self._speedups = {}
         self.gap = None         # the median time between paired batches
         # The reference's batches beside this row's against those beside the
         # control's: what this model's leftovers did to the reference.
         self.reference_shift = None
-        self.speedup = None
-        self.verdict = None     # faster, slower, same, undecided (not the reference)
-        self.reference = None   # the workload's reference row
         self.ideal = None
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
@@ -173,15 +170,6 @@ class Row:
         return ", ".join(part for part in (
             self.meta[K.SCALING], self.meta.get(K.SCALING_SERIES)) if part)
 
-    def round_ratios(self):
-        """The reference's time / this row's, per round that pairs them."""
-        return self.ratio.values if self.ratio else []
-
-    def speedups(self):
-        """{round: speedup} as the interval reads them; None for the
-        reference, whose speedup is 1 in every round."""
-        return None if self is self.reference else self._speedups
-
     def side(self):
         """Which rows share c, the least CPU per item, in the ideal time:
         IO rows of the same client side (sync models use one library, async
@@ -198,7 +186,7 @@ class Row:
         if not self.ours or reference is None or not self.knows_model():
             return
         cpu_per_item = least.cpu_per_item if least else None
-        pairs.settle(self, reference, self.alpha)
+        self.settled = pairs.settle(self, reference, self.alpha)
         if self is not reference:
             self.gap = pairs.gap(self, reference)
         kind = self.meta.get(K.WORKLOAD_KIND)
@@ -246,7 +234,7 @@ class Row:
                for value in run.values]
         if unstable_reasons(self.values, raw):
             self.flags.append("unstable")
-        if self.verdict == "undecided":
+        if self.verdict == UNDECIDED:
             self.flags.append("undecided")
         if precision and self.verdict and self.ratio and self.ratio.low \
                 and imprecise(self.ratio, precision):

@@ -7,6 +7,7 @@ holds their intervals); two files are compared once, when both are done
 """
 
 import contextlib
+import dataclasses
 import math
 import statistics
 
@@ -29,22 +30,29 @@ def stdev(values):
     return math.sqrt(sum((x - middle) ** 2 for x in values) / (len(values) - 1))
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
 class Ratio:
-    """A ratio of times with its 95% interval: ``point`` is the geometric
-    mean of the per-round ratios, [``low``, ``high``] the interval on their
-    logarithms (None while there is none), ``above`` how many rounds had a
-    ratio above 1, ``rounds`` how many were paired, ``values`` the per-round
-    ratios and ``log_sd`` the standard deviation of their logarithms (paired
-    ratios only)."""
+    """A ratio of times with its interval, a record not changed once made
+    (a reading that narrows it makes another, ``dataclasses.replace``):
+    ``point`` is the geometric mean of the per-round ratios, [``low``,
+    ``high``] the interval on their logarithms (None while there is none),
+    ``above`` how many rounds had a ratio above 1, ``rounds`` how many were
+    paired, ``values`` the per-round ratios and ``log_sd`` the standard
+    deviation of their logarithms (paired ratios only)."""
 
-    def __init__(self, point, low, high, above, rounds, values=(), log_sd=None):
-        self.point, self.low, self.high = point, low, high
-        self.above, self.rounds = above, rounds
-        self.values = list(values)
-        self.log_sd = log_sd
-        # A race's comparison: the part of it read side by side, if any
-        # (concbench.analysis.side_by_side.joined).
-        self.side = None
+    point: float
+    low: float
+    high: float
+    above: int
+    rounds: int
+    values: tuple = ()
+    log_sd: float = None
+    # A comparison read side by side too: that part of it
+    # (``comparisons.joined``).
+    side: "Ratio" = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "values", tuple(self.values))
 
     def includes_one(self):
         return self.low is None or self.low <= 1.0 <= self.high
@@ -86,8 +94,7 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
     at once with the sequence's 95%, so an answer read off one round does
     not reopen at the next (the last interval alone, should the
     intersection be empty: then the sequence has already erred)."""
-    # The same Ratio to every reader: none changes one it did not make
-    # (``side_by_side.joined`` copies before it marks one).
+    # The same Ratio to every reader, which none can change.
     return remembered(("ratio", tuple(sorted(by_round.items())), alpha, floor),
                       lambda: _ratio_of(by_round, alpha, floor))
 
@@ -144,7 +151,7 @@ def _ratio_of(by_round, alpha, floor):
         if before.low is not None:
             low, high = max(low, before.low), min(high, before.high)
     if low <= high:
-        found.low, found.high = low, high
+        found = dataclasses.replace(found, low=low, high=high)
     return found
 
 

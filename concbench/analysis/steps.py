@@ -17,14 +17,15 @@ of 50 without). Its level is split in advance: STEP_SIDE_SHARE of each
 step's to the pairs side by side (half to each direction, the following
 row run beside the current or the current beside the following), the
 rest to the comparison through the speedups; the two intervals are
-intersected (``side_by_side.joined``).
+intersected (``comparisons.joined``).
 """
 
+import dataclasses
 import math
 
-from concbench.analysis.comparisons import Question, compare, least_needed, rounds_needed
+from concbench.analysis.comparisons import (Question, compare, joined, least_needed,
+                                            rounds_needed, side_question)
 from concbench.rules import ALPHA, STEP_SIDE_SHARE, step, step_room
-from concbench.analysis.side_by_side import joined, side_question
 from concbench.analysis.stats import ratio_of
 from concbench.schema import IN_WORKER
 
@@ -72,8 +73,8 @@ def step_ratio(current, following, levels):
         if one is not None:
             workers += one.rounds
             direct = one if direct is None else joined(direct, one)
-    if direct is not None:
-        direct.rounds = workers     # the workers of both directions
+    if direct is not None:      # its rounds: the workers of both directions
+        direct = dataclasses.replace(direct, rounds=workers)
     return joined(through, direct)
 
 
