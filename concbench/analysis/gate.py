@@ -1,7 +1,8 @@
 """A CI gate on two runs of bench.py: has a model got slower, or changed,
 from the base run to the new one?
 
-Raw times move by 10-40% between two runs on one machine, so the gate reads
+Raw times move between two runs on one machine (docs/figures.md, "A
+default run from a fresh clone"), so the gate reads
 each row's speedup against its own file's reference, a ratio of ratios:
 what the machine did to both halves of a pair cancels. The two runs'
 rounds are independent samples of that speedup, so the change is the

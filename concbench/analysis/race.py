@@ -6,21 +6,22 @@ compared with every other row on the rounds both ran (rows paired by
 round: led by the row that reads fastest on those, ``ahead_by_round``).
 The answer reads only the lower end of each comparison (the rival's time
 over the leader's): a rival is out above 1 (shown slower), and the race is
-answered when every rival is out or above 0.95 (an epsilon-good answer:
-the leader is the fastest or within 5% of it). A rival is also out,
-whatever rounds it shares with the leader, when its own speedup's interval
-against the reference lies below another row's (successive elimination's
-rule); by the same own intervals each comparison is intersected with the
-leader's lower end over the rival's upper and its upper over the rival's
-lower. The 5% is split in advance: 4% over the comparisons with the
-leader, each one-sided at 96% / (rows - 1) (the lower end of the
-two-sided interval at 92% / (rows - 1)), and 1%
-(``ELIMINATION_ALPHA``) over the rows' own intervals, each end
-one-sided at 99% / rows. The true fastest is then left out of the answer,
-or more than 5% faster than the leader, with at most 5% chance whenever
-the run stops (the intervals are confidence sequences), whichever row
-leads. "The same within 5%" reads both ends, and is said only when the
-two-sided interval at 96% / (rows - 1) lies within 0.95-1.05.
+answered when every rival is out or within the band (an epsilon-good
+answer: the leader is the fastest or within the band of it). A rival is
+also out, whatever rounds it shares with the leader, when its own
+speedup's interval against the reference lies below another row's
+(successive elimination's rule); by the same own intervals each
+comparison is intersected with the leader's lower end over the rival's
+upper and its upper over the rival's lower. ALPHA is split in advance
+(``concbench.rules``): ELIMINATION_ALPHA over the rows' own intervals, each
+end one-sided at ELIMINATION_ALPHA / rows; SIDE_BY_SIDE_ALPHA over the
+comparisons side by side, where the rows pair in their worker
+(``side_level``); the rest over the comparisons with the leader through
+the speedups, each one-sided at its share / (rows - 1). The true fastest
+is then left out of the answer, or more than the band faster than the
+leader, with at most ALPHA chance whenever the run stops (the intervals
+are confidence sequences), whichever row leads. "The same within the
+band" reads both ends, at the same levels two-sided.
 """
 
 import dataclasses
@@ -140,11 +141,11 @@ class Race:
         they share, for as long as one does. Those rest on every round
         both ran; the speedups that chose ``best``, on the rounds each
         shares with the reference, which a near tie's rows stop needing
-        once their verdicts are decided (db's uvloop led on 5 such rounds
-        while asyncio read 0.988x its time over 77 shared ones). A rival
-        reading faster than its leader must show itself no more than 5%
-        faster, a lower end within 3.8% of its point there; led by it, the
-        other's may lie 6.2% below, about a third of the rounds."""
+        once their verdicts are decided, so that a row may lead on a few
+        of those while it reads slower on many more shared ones. A rival
+        reading faster than its leader must show itself no more than the
+        band faster, where it leads the other needs only to show itself
+        not faster than the band, a far nearer end."""
         seen = {id(best)}
         for _ in self.members:
             ahead = []

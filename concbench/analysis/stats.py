@@ -194,9 +194,8 @@ MOST_PERSISTENCE = 0.6
 # lag-1 autocorrelation of 0.3, fixed in advance: the rounds' own estimate
 # runs low over a handful of rounds, and without it, the machine's slow
 # periods that keep their sign for several rounds, and an IO reference's
-# one-sided skew, called a true 1.00x faster or slower in up to 7.8% of
-# simulated runs, and put a race's lower end above its truth in up to 8.8%
-# (docs/statistics.md).
+# one-sided skew, carry the simulation's errors past ALPHA (docs/figures.md,
+# "How a row's rounds vary: autocorrelation and skew"; docs/statistics.md).
 ROUND_WIDENING = math.sqrt((1 + 0.3) / (1 - 0.3))
 
 
@@ -230,7 +229,7 @@ def within_floor(groups):
     The pairs' spread is taken robustly (1.4826 times the median absolute
     deviation from each group's median, with Bessel's factor for the
     group's own median), as the median is: a pair that ran across a change
-    of the machine's speed is off by up to 50% here, and a variance would
+    of the machine's speed can be off by half, and a variance would
     take its share of those for the spread of the median, which they
     hardly move. A median of k pairs varies as pi/2 times a mean of k."""
     deviations, sizes = [], []

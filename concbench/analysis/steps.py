@@ -1,23 +1,22 @@
 """Where more workers stopped helping: each step of a worker-count series
-(threads-2 to threads-4, ...) shown to save 5% or more, or less.
+(threads-2 to threads-4, ...) shown to save more than the band, or less.
 
 A step compares two rows of the same model family. Through their speedups
 against the reference it rests on the rounds both ran, and its variance is
-the sum of two workers' (encode's 2 to 4 on a noisy evening: 0.93x
-[0.04-21.56] after 3 shared rounds). Where the series' rows are paired in
+the sum of two workers', which leaves a step between near rows open for
+many rounds. Where the series' rows are paired in
 their worker (a choice made by the workload's kind, before any data), a
 race (the fastest, the best worker count) may have run the same two rows
 side by side in one worker (``schema.beside_name``), and the step reads
 those pairs directly, and runs more of them while it is open. It opens
 none of its own: each comparison side by side a race's level counts
 (``race.Race.levels``), and one a step opened early would take the
-largest share from the comparisons the races open later (in the
-simulation's five workloads at 500 s, no fastest was then answered, 15
-of 50 without). Its level is split in advance: STEP_SIDE_SHARE of each
-step's to the pairs side by side (half to each direction, the following
-row run beside the current or the current beside the following), the
-rest to the comparison through the speedups; the two intervals are
-intersected (``comparisons.joined``).
+largest share from the comparisons the races open later (the simulation's
+world ``five`` answered no fastest so: measured in 60dce5b). Its level is
+split in advance: STEP_SIDE_SHARE of each step's to the pairs side by
+side (half to each direction, the following row run beside the current or
+the current beside the following), the rest to the comparison through the
+speedups; the two intervals are intersected (``comparisons.joined``).
 """
 
 import dataclasses

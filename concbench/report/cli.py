@@ -14,6 +14,7 @@ from .document import Analysis, comparison, label, single
 from concbench.analysis.controls import control_state
 from .load import ReportError, expand, load, written_by_bench
 from concbench.analysis.gate import FAIL_ON, GateError, gate
+from concbench import rules
 from concbench.rules import BAND_TEXT, LEVEL_TEXT
 
 PROG = "report.py"
@@ -257,7 +258,8 @@ def gate_lines(analyses, fail_on, workloads=None):
     for why, names in reasons.items():
         lines.append("  not compared, %s: %s" % (why, ", ".join(names)))
     for analysis in analyses:
-        if any(control_state(row) in ("faster", "slower") for row in analysis.controls.values()):
+        if any(control_state(row) in (rules.FASTER, rules.SLOWER)
+               for row in analysis.controls.values()):
             lines.append("  %s: its A/A control came out faster or slower: the machine moved "
                          "under that run, and so may the gate's answer" % analysis.path)
     return bool(failing), lines

@@ -7,7 +7,8 @@ from concbench import cpus
 from concbench.analysis import ceiling
 from concbench import schema as K
 from concbench.analysis.controls import control_lines
-from concbench.rules import ALPHA_TEXT, BAND_TEXT, LEVEL_TEXT, VERDICTS
+from concbench.rules import (ALPHA_TEXT, BAND_TEXT, FASTER, LEVEL_TEXT, SAME, SLOWER,
+                             UNDECIDED, VERDICTS)
 from concbench.analysis.runs import gil_runs, usual_gil
 from concbench.analysis.stats import imprecise, quantile
 from concbench.formatting import count, format_time
@@ -185,8 +186,8 @@ def decided_lines(groups, meta):
     rounds = [len(r.round_ratios()) for r in rows]
     lines = ["decided: %d of %d speedups (%d faster, %d slower, %d the same "
              "within %s), %s rounds each" % (
-                 len(rows) - counts["undecided"], len(rows), counts["faster"],
-                 counts["slower"], counts["same"], BAND_TEXT,
+                 len(rows) - counts[UNDECIDED], len(rows), counts[FASTER],
+                 counts[SLOWER], counts[SAME], BAND_TEXT,
                  "%d" % rounds[0] if min(rounds) == max(rounds)
                  else "%d-%d" % (min(rounds), max(rounds))),
              "verdicts: by %s confidence sequences, valid whenever the run "

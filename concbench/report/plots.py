@@ -13,6 +13,7 @@ from concbench.formatting import format_time
 
 from .columns import MIB, memory_sources
 from concbench.analysis.rows import TREE_PSS
+from concbench import rules
 from concbench.rules import LEVEL_TEXT
 from .document import is_comparison, label
 from .files import safe_name
@@ -143,7 +144,7 @@ def _interval(axis, point, place, low, high, colour):
 
 
 def _colour(row):
-    return {"faster": FASTER, "slower": SLOWER}.get(row["verdict"], NEUTRAL)
+    return {rules.FASTER: FASTER, rules.SLOWER: SLOWER}.get(row["verdict"], NEUTRAL)
 
 
 # How a chart draws a benchmark's values, by pyperf's unit: (scale, title).

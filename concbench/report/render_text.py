@@ -1,5 +1,6 @@
 """The document as text or markdown tables (tabulate draws them)."""
 
+from concbench import rules
 from concbench import schema as K
 
 from concbench.formatting import WIDTH, fmt_ratio, wrapped
@@ -118,7 +119,7 @@ def workload_control(entry):
         control[K.CONTROL_OF], fmt_ratio(control["speedup"], control["speedup_ci_low"],
                                          control["speedup_ci_high"]),
         control["verdict"], control["rounds"],
-        "" if control["verdict"] in ("same", "undecided")
+        "" if control["verdict"] in (rules.SAME, rules.UNDECIDED)
         else ": UNTRUSTED, the intervals do not hold here")]
 
 

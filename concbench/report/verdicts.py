@@ -20,7 +20,7 @@ from concbench.analysis.rows import ideal_cpus
 from concbench.analysis.scaling import LEAST_RUNGS, SIGMA_BOX, family_fits, on_gil
 from concbench.analysis.steps import helping
 from concbench.analysis.race import Race
-from concbench.rules import BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, WITHIN
+from concbench.rules import BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, UNDECIDED, WITHIN
 from concbench.formatting import count, format_time as fmt_time
 
 # How a race's answers word the band.
@@ -164,7 +164,7 @@ def wide_lines(ours, control):
     control's, which measures the machine's (each row at 95% / the rows
     named, so that a workload of identical code draws the line with 5%
     chance at most); else the machine's."""
-    wide = [r for r in ours if r.verdict == "undecided"
+    wide = [r for r in ours if r.verdict == UNDECIDED
             and len(r.round_ratios()) >= WIDE_AFTER]
     if not wide:
         return []
