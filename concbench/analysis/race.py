@@ -190,7 +190,7 @@ class Race:
         """row's time over best's: through the speedups, intersected with
         their pairs side by side where they ran so; each two-sided at twice
         its one-sided level, whose lower end the race reads, or (``both``)
-        at that level, whose two ends "the same within 5%" reads."""
+        at that level, whose two ends "the same within the band" reads."""
         scale = 1 if both else 2
         through = compare(row, best, alpha=scale * self.alpha)
         found, sign = self.beside(row, best)

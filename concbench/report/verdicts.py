@@ -42,11 +42,12 @@ def winners(rows):
 
 def winner_line(topic, race, name, details):
     """"fastest: asyncio (115 ms, 3.00x sequential)"; the tie when every
-    other row not shown slower is the same within 5%; an answer that names
-    the rows not told apart, none of which can be more than 5% faster;
-    else which row leads, which rows still hold the race open (their time
-    over its with a lower end below 0.95, or no interval yet: too few
-    shared rounds), and which are already shown no more than 5% faster."""
+    other row not shown slower is the same within the band; an answer that
+    names the rows not told apart, none of which can be more than the band
+    faster; else which row leads, which rows still hold the race open
+    (their time over its with a lower end below the band's, or no interval
+    yet: too few shared rounds), and which are already shown no more than
+    the band faster."""
     best, comparisons = race.leader, race.comparisons
     tied = sorted(((row, ratio, state) for row, ratio, state in race.entries
                    if state != SLOWER), key=lambda entry: entry[0].position)
@@ -67,9 +68,9 @@ def winner_line(topic, race, name, details):
                 "%s (%s)" % (name(r), SAME_WITHIN if state == SAME
                              else against_leader(ratio))
                 for r, ratio, state in tied))
-    # What holds the race open (a row whose lower end is below 0.95, or
-    # that has no interval yet) apart from the rows already shown no more
-    # than 5% faster, which need nothing more: "not told apart" would read
+    # What holds the race open (a row whose lower end is below the band's,
+    # or that has no interval yet) apart from the rows already shown no
+    # more than the band faster, which need nothing more: "not told apart" would read
     # as open for a row far slower whose interval is only wide.
     kinds = {"same": [], "within": [], "close": [], "open": []}
     for row, ratio, state in tied:

@@ -13,6 +13,9 @@ LINUX = sys.platform.startswith("linux")
 
 
 MIB = 1024 * 1024
+# PSS is read again when the tree's RSS grows past its last high by this
+# share (and a MiB): a new peak is then measured, not estimated.
+RSS_GROWTH = 1.05
 
 
 class TreeMemory:
@@ -24,7 +27,7 @@ class TreeMemory:
     its last PSS reading; a new process is read as soon as it appears and
     counted by its private pages (USS) until the next full reading, since
     the pages it shares are already in the others' figures; PSS is read for
-    all of them when the tree's RSS grows 5% past its last high and at
+    all of them when the tree's RSS grows RSS_GROWTH past its last high and at
     least every second, as often as a budget of 1% of the sampler's time
     allows.
 
@@ -148,7 +151,7 @@ class TreeMemory:
         """Every process's PSS, when the tree grew or a second passed, within
         the budget."""
         total_rss = sum(rss.values())
-        due = (force or total_rss > self.rss_high * 1.05 + MIB
+        due = (force or total_rss > self.rss_high * RSS_GROWTH + MIB
                or now - self.last_read > 1.0)
         if not due or not (force or now - self.last_read >= 100 * self.read_cost):
             return
