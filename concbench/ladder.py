@@ -147,6 +147,7 @@ def stdlib_cpus(machine, version=None):
 
 # -- the run's machine -------------------------------------------------------------
 
+# The usable CPUs, read once: process state (a run's machine does not change).
 _detected = []
 
 

@@ -138,6 +138,8 @@ def check_model(plugin, cls):
 
 # -- discovery ---------------------------------------------------------------------
 
+# The installed plugins, read once: process state, as the installed
+# distributions are.
 _found = None
 
 
@@ -180,6 +182,7 @@ def added(group, builtin):
 
 # -- --workload-module ---------------------------------------------------------------
 
+# The --workload-module files this process was given: process state.
 _modules = []
 
 

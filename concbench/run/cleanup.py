@@ -14,6 +14,7 @@ import threading
 # The signals that end a run through its exit handlers.
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
+# The exit handlers: process state.
 _at_exit = []
 
 
@@ -84,6 +85,7 @@ class Stopped(SystemExit):
         self.signum = signum
 
 
+# The ending signals this process received: process state.
 _received = []
 
 

@@ -95,6 +95,7 @@ def main(prog="bench.py", program_args=None):
         sys.exit(128 + signum)
 
 
+# Whether this worker's benchmark has finished: process state, for its exit.
 _worker_done = []
 
 

@@ -29,6 +29,7 @@ INTERVENTIONS = {
                "the one before",
 }
 
+# What --without left out in this process: process state, set once.
 _left_out = frozenset()
 
 

@@ -115,7 +115,7 @@ class Partner:
             from concbench.run.run_figures import BatchProbe
 
             follow(worker)
-            BatchProbe._sampler = None      # a sampler of the copy's own
+            BatchProbe.after_fork()         # a sampler of the copy's own
             self.pid, self.connection = worker, ours
             return
         if pid == 0:
@@ -172,7 +172,7 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
 
         # The worker's sampler is the worker's: this process starts its own,
         # now, while the worker prepares.
-        BatchProbe._sampler = None
+        BatchProbe.after_fork()
         BatchProbe.start_sampler(copy)
 
         # Each batch's figures, kept for the process's life as the worker

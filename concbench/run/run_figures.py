@@ -207,7 +207,14 @@ class BatchProbe:
     by its first probe and ended when the worker exits (its pipe closes).
     """
 
+    # This process's sampler: process state, one per process.
     _sampler = None
+
+    @classmethod
+    def after_fork(cls):
+        """In a process just forked: the sampler it inherited is its
+        parent's, so its first probe starts one of its own."""
+        cls._sampler = None
 
     @classmethod
     def start_sampler(cls, partner=None):

@@ -84,6 +84,7 @@ def parse_url(url):
         "tls": sslmode == "require"}
 
 
+# The one TLS context of this process: loading the CA store is paid once.
 _tls_context = None
 
 

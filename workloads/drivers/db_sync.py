@@ -76,6 +76,7 @@ class SyncPool:
             close_quietly(self.idle.pop())
 
 
+# Open connections, by URL: process state, as connections are.
 _pools = {}
 
 
