@@ -148,17 +148,3 @@ def middles(row):
             continue
     return found
 
-
-def with_beside_runs(rows):
-    """``rows`` without the races' comparisons side by side
-    (``schema.BESIDE``), which are no rows of the table: each goes to the
-    row of its model, in its ``beside_runs`` ({the leader's model: the
-    benchmark run beside it}), for the race to read."""
-    kept = [row for row in rows if not row.meta.get(K.BESIDE)]
-    for row in rows:
-        if row.meta.get(K.BESIDE):
-            own = next((r for r in kept if r.workload == row.workload
-                        and r.model == row.model), None)
-            if own is not None:
-                own.beside_runs[row.meta[K.BESIDE]] = row
-    return kept

@@ -94,7 +94,7 @@ class Row(pairs.SettledRow):
         self.flags = []
         # The level of the row's interval: a run's A/A controls share 5%.
         self.alpha = ALPHA
-        self.beside_runs = {}   # pairs.with_beside_runs
+        self.beside_runs = {}   # with_beside_runs
 
     def _timed_runs(self):
         return zip([r for r in self.bench.get_runs() if r.values], self.runs)
@@ -273,6 +273,21 @@ def ideal_cpus(meta):
     return cpus.whole(meta.get("cpu_count")) or os.cpu_count()
 
 
+def with_beside_runs(rows):
+    """``rows`` without the races' comparisons side by side
+    (``schema.BESIDE``), which are no rows of the table: each goes to the
+    row of its model, in its ``beside_runs`` ({the leader's model: the
+    benchmark run beside it}), for the race to read."""
+    kept = [row for row in rows if not row.meta.get(K.BESIDE)]
+    for row in rows:
+        if row.meta.get(K.BESIDE):
+            own = next((r for r in kept if r.workload == row.workload
+                        and r.model == row.model), None)
+            if own is not None:
+                own.beside_runs[row.meta[K.BESIDE]] = row
+    return kept
+
+
 def build_rows(suite, controls=None):
     """Every model's row, grouped by workload, each group in the file's
     order. The A/A controls' rows, computed alike, go to ``controls`` (a
@@ -283,7 +298,7 @@ def build_rows(suite, controls=None):
     for position, row in enumerate(rows):
         row.position = position
     groups = {}
-    for row in pairs.with_beside_runs(rows):
+    for row in with_beside_runs(rows):
         groups.setdefault(row.workload, []).append(row)
     found = {}
     cpu_count = ideal_cpus(suite.get_metadata())
