@@ -57,6 +57,13 @@ FASTER, SLOWER, SAME, UNDECIDED, WITHIN, OPEN = Reading
 VERDICTS = (FASTER, SLOWER, SAME, UNDECIDED)
 
 
+def split(alpha, family):
+    """Each question's level when ``alpha`` is split over a family of
+    ``family`` questions (Bonferroni): then all of them hold together with
+    at least 1 - ``alpha``, whatever their dependence."""
+    return alpha / max(1, family)
+
+
 def percent(share):
     """0.04 -> "4%", 0.005 -> "0.5%", 0.9975 -> "99.75%"."""
     text = ("%.4f" % (100 * share)).rstrip("0").rstrip(".")
@@ -89,6 +96,12 @@ def verdict(ratio):
 def verdict_room(mean):
     """Faster or slower: the interval clear of 1; the same: inside the band."""
     return max(abs(mean), min(math.log(SAME_BAND[1]) - mean, mean - math.log(SAME_BAND[0])))
+
+
+def ahead(ratio):
+    """A rival's time over a race's leader's: shown faster than the leader
+    (its interval wholly below 1), so that it leads instead."""
+    return ratio is not None and ratio.high is not None and ratio.high < 1.0
 
 
 def standing(ratio):

@@ -4,6 +4,11 @@
 #: flagged as overloaded (it fell behind its schedule).
 KEPT_UP = 0.95
 
+#: Two files' speedups of a row agree when the larger is within this
+#: factor of the smaller (the agreement line of a comparison; its JSON key
+#: keeps the name ``speedups_within_10pct``).
+AGREE = 1.10
+
 #: The share of a batch's wall time the load server may spend on CPU before
 #: the result is flagged as server-bound (the server, not the model, may
 #: have set the pace).

@@ -1,6 +1,6 @@
 """What the races a run left open would cost to answer (docs/figures.md,
-"Five workloads on a noisy day"). For each open comparison of a
-"fastest" or "best count" race: the units (workers side by side, or
+"Five workloads on a noisy day: the budget the races need"). For each open
+comparison of a "fastest" or "best count" race: the units (workers side by side, or
 shared rounds; a comparison not yet run side by side, its shared rounds)
 it needs in all by the run's own plan (``Question.needed``: the
 confidence sequence at the comparison's level, on the spread widened as

@@ -1,7 +1,8 @@
 """How each row's rounds vary, measured on a long run's file (docs/figures.md,
-"How a row's rounds vary"): the lag-1 autocorrelation and the skewness of
-its per-round log speedups, in round order, and for rows paired by round
-the skewness of the reference's per-round log times and of the row's own.
+"How a row's rounds vary: autocorrelation and skew"): the lag-1
+autocorrelation and the skewness of its per-round log speedups, in round
+order, and for rows paired by round the skewness of the reference's
+per-round log times and of the row's own.
 The confidence sequence assumes independent, Gaussian rounds; these say
 how far a machine's rounds are from that.
 

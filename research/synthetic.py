@@ -40,7 +40,7 @@ import math
 import os
 
 from concbench import schema as K
-from concbench.rules import ALPHA
+from concbench.rules import ALPHA, split
 from concbench.analysis.pairs import SettledRow, settle, units
 from concbench.analysis.race import Race
 from concbench.schema import BY_ROUND, IN_WORKER, NONE, beside_of
@@ -278,7 +278,7 @@ def settle_all(rows):
             row.settled_groups, row.figures = len(row.groups), None
         if row.leader is None:      # not a comparison side by side
             if row.model == "control":
-                row.alpha = ALPHA / family
+                row.alpha = split(ALPHA, family)
             row.settled = settle(row, rows[row.workload + "/sequential"], row.alpha)
             if row.model == "control":
                 controls[row.workload] = row

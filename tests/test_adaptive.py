@@ -759,7 +759,7 @@ def test_without_a_warm_up_the_first_pair_tells_whether_one_is_needed():
         values = [first, 0.2, 0.2, 0.2]
         meta = {"paired_reference_s": "0.3 0.3 0.3 0.3", "round": 0}
         run_ = SimpleNamespace(values=values, warmups=[])
-        return SimpleNamespace(pairing="worker", _timed_runs=lambda: [(run_, meta)])
+        return SimpleNamespace(pairing="worker", timed_runs=lambda: [(run_, meta)])
     assert Figures.of_row(row(0.4)).keeps_warmup()      # twice as slow at first
     assert not Figures.of_row(row(0.2)).keeps_warmup()
 

@@ -1,10 +1,11 @@
-"""Intervals that keep their 95% however often they are looked at.
+"""Intervals that keep their level however often they are looked at.
 
 bench.py looks at every row's interval after every round and stops a row as
 soon as its interval decides it; a user may stop the whole run at any moment.
-A Student interval holds 95% only for a number of rounds fixed in advance:
-looked at after every round, a row with no real difference is called faster
-or slower in up to a third of runs at this machine's noise. A confidence
+A Student interval holds its level only for a number of rounds fixed in
+advance: looked at after every round, it calls a row with no real
+difference faster or slower far more often (the mutation kept in
+tests/test_anytime.py; docs/figures.md, "The simulation's table"). A confidence
 sequence holds at every round at once, so it holds wherever the run stopped.
 
 The one used here is the t confidence sequence for a Gaussian mean of
@@ -36,10 +37,7 @@ truths).
 import functools
 import math
 
-from concbench import rules
-
-# The level every interval of a run holds at (``rules``).
-ALPHA = rules.ALPHA
+from concbench.rules import ALPHA
 # tau2, the prior variance of the effect in units of the rounds' spread,
 # chosen for where a run decides: a default run's budget gives a row 3 to 8
 # rounds, and paired rounds spread by 1-10%, so the effects it looks for (5%

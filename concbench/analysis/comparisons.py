@@ -9,7 +9,7 @@ import math
 
 from concbench.analysis import anytime
 from concbench.schema import BY_ROUND, NONE
-from concbench.rules import ALPHA, UNDECIDED, verdict, verdict_room
+from concbench.rules import ALPHA, UNDECIDED, split, verdict, verdict_room
 from concbench.analysis.stats import (Ratio, imprecise, joint_floor, mean, paired_ratio,
                                       persistence, remembered, stdev, widened)
 
@@ -19,13 +19,13 @@ MOST_ROUNDS = 200
 
 
 def compare(row, other, comparisons=1, alpha=None):
-    """row's time / other's time, per round they share, at 95% /
-    ``comparisons`` (or at 1 - ``alpha``). Rows paired by round (and the
+    """row's time / other's time, per round they share, at the level split
+    over ``comparisons`` (or at 1 - ``alpha``). Rows paired by round (and the
     reference) compare their own runs of the same round, so that a round
     needs no run of the reference; rows paired in their worker compare
     their speedups, each read from the worker's own pairs."""
     if alpha is None:
-        alpha = ALPHA / max(1, comparisons)
+        alpha = split(ALPHA, comparisons)
     if _by_round(row) and _by_round(other):
         return paired_ratio(row.by_round, other.by_round, alpha)
     mine, theirs = row.speedups(), other.speedups()

@@ -22,7 +22,7 @@ inside the band of "the same" never fails.
 import math
 import statistics
 
-from concbench.rules import ALPHA, SAME_BAND, SLOWER, changed
+from concbench.rules import ALPHA, SAME_BAND, SLOWER, changed, split
 from concbench.analysis.stats import Ratio, persistence, widened
 from concbench.analysis.unpaired import difference_ratio, not_comparable
 
@@ -146,6 +146,6 @@ def gate(base_groups, new_groups, alpha=ALPHA, skipped=None):
     """[Change] of every row both files have (``gated_rows``), in the base
     file's order, each interval at ``alpha`` split over them all."""
     pairs = gated_rows(base_groups, new_groups, skipped)
-    level = alpha / len(pairs)
+    level = split(alpha, len(pairs))
     return [Change(name, change_of(base, new, level), (base, new))
             for name, (base, new) in pairs.items()]

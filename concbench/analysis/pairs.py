@@ -1,7 +1,10 @@
-"""How a row's speedup pairs its batches with the reference's, per round:
-from its worker's own pairs (pairing "worker": the reference's batches ran
-beside its own, ``concbench.run.schedule``), or from the reference's run of the
-same round; and how far apart in time the paired batches ran."""
+"""Where a row is settled: its speedup against the reference, its interval
+and its verdict (read by ``concbench.rules.verdict``), made into one
+``Settled`` record. The speedup pairs the row's batches with the
+reference's, per round: from its worker's own pairs (pairing "worker": the
+reference's batches ran beside its own, ``concbench.run.schedule``), or
+from the reference's run of the same round; and how far apart in time the
+paired batches ran."""
 
 import dataclasses
 import datetime
@@ -24,7 +27,7 @@ def in_worker(pairing, timed_runs):
     does not match its values, is left out. ``timed_runs``: (pyperf run,
     metadata)."""
     gaps, partner, groups = {}, {}, {}
-    if pairing != "worker":
+    if pairing != K.IN_WORKER:
         return {}, gaps, partner, None
     for position, (run, meta) in enumerate(timed_runs):
         try:
@@ -117,7 +120,7 @@ def round_speedups(row, reference):
     """{round: the reference's time / the row's} for the rounds that pair
     them: each run's own pairs (pairing "worker"), else the reference's run
     of the same round (medians of each run's values)."""
-    if row.pairing == "worker":
+    if row.pairing == K.IN_WORKER:
         return {r: math.exp(log) for r, log in row.paired_logs.items()}
     return {r: reference.by_round[r] / row.by_round[r] for r in row.by_round
             if r in reference.by_round and row.by_round[r] > 0
@@ -129,7 +132,7 @@ def gap(row, reference):
     runs measured it; by round, between the middles of the row's run and
     the reference's run of the same round (pyperf's date and duration);
     None when unknown."""
-    if row.pairing == "worker":
+    if row.pairing == K.IN_WORKER:
         gaps = [row.paired_gaps[r] for r in row.paired_logs if r in row.paired_gaps]
     else:
         ours, theirs = middles(row), middles(reference)
@@ -140,7 +143,7 @@ def gap(row, reference):
 def middles(row):
     """{round: the middle of the run's worker, in seconds since the epoch}."""
     found = {}
-    for position, (_, meta) in enumerate(row._timed_runs()):
+    for position, (_, meta) in enumerate(row.timed_runs()):
         try:
             start = datetime.datetime.fromisoformat(meta["date"]).timestamp()
             found[meta.get(K.ROUND, position)] = start + meta["duration"] / 2

@@ -1,7 +1,7 @@
 """The questions a run answers, and whether each is answered yet.
 
 A user reads a run for a few answers: each row's verdict against the
-reference (faster, slower, the same within 5%), which model of a workload
+reference (faster, slower, the same within the band), which model of a workload
 is the fastest, which worker count is best, and where more workers stopped
 helping. This module says, from the rows as the report builds them, which
 of those are answered and which are still open, with the comparisons each

@@ -31,7 +31,7 @@ from collections import Counter
 from concbench.analysis.comparisons import (Question, compare, joined, least_needed,
                                             rounds_needed, side_question)
 from concbench.rules import (ALPHA, ELIMINATION_ALPHA, OPEN, SAME, SIDE_BY_SIDE_ALPHA,
-                             SLOWER, WITHIN, race_room, standing, verdict)
+                             SLOWER, WITHIN, race_room, standing)
 from concbench import rules
 from concbench.analysis.stats import Ratio, ratio_of
 from concbench.schema import IN_WORKER, NONE, beside_name
@@ -68,7 +68,7 @@ class Race:
         # The level of each comparison with the leader through the
         # speedups, one-sided; the two-sided interval whose lower end it reads.
         spent = ELIMINATION_ALPHA + (SIDE_BY_SIDE_ALPHA if self.side_by_side else 0.0)
-        self.alpha = (ALPHA - spent) / self.comparisons
+        self.alpha = rules.split(ALPHA - spent, self.comparisons)
         self.interval_alpha = 2 * self.alpha
         # {id(benchmark side by side): its one-sided level}: the j-th of
         # the race's comparisons side by side, in the order they were
@@ -105,7 +105,7 @@ class Race:
         for _ in self.members:
             entries = self._entries(best)
             ahead = next((row for row, ratio, _ in entries
-                          if verdict(ratio) == SLOWER and id(row) not in self.behind),
+                          if rules.ahead(ratio) and id(row) not in self.behind),
                          None)
             if ahead is None:
                 break
@@ -256,8 +256,8 @@ class Race:
     def with_rivals(self, parts):
         """Each of ``parts`` runs every open rival with the leader (rows
         paired by round): their comparisons rest on the rounds both ran,
-        which parts run alone left few (db: asyncio and uvloop shared 9 of
-        52 rounds), or the nearest alone, a far one 4 (hybrid-2 in 31)."""
+        which parts run alone, or the nearest alone, leave few (measured in
+        675ce53: git show 675ce53)."""
         for part in parts:
             part.pairs.extend((other.rows[1], self.leader) for other in parts
                               if other.rows[1] is not part.rows[1])

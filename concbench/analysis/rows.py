@@ -13,7 +13,7 @@ import statistics
 from concbench import cpus
 from concbench.analysis.ceiling import is_ceiling
 from concbench import schema as K
-from concbench.rules import ALPHA, UNDECIDED
+from concbench.rules import ALPHA, UNDECIDED, split
 from concbench.analysis.stats import half_width, imprecise, paired_ratio
 from concbench.thresholds import SERVER_BUSY_LIMIT, unstable_reasons
 from concbench.workloads.base import JITTER_MS, LATENCY_MS
@@ -76,11 +76,11 @@ class Row(pairs.SettledRow):
         self.latency = latencies.histogram(self.runs)
         self.cpu_per_item = self._cpu_per_item()
         self.by_round = self._by_round()
-        self.pairing = self.meta.get(K.PAIRING, "round")
+        self.pairing = self.meta.get(K.PAIRING, K.BY_ROUND)
         # {round: median log(reference / own) of the run's pairs}, their gaps
         # and the reference's median batch beside them (pairing "worker").
         self.paired_logs, self.paired_gaps, self.partner_by_round, \
-            self.within_floor = pairs.in_worker(self.pairing, self._timed_runs())
+            self.within_floor = pairs.in_worker(self.pairing, self.timed_runs())
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
         self.system_share = statistics.median(system) if system else None
@@ -92,11 +92,12 @@ class Row(pairs.SettledRow):
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
         self.flags = []
-        # The level of the row's interval: a run's A/A controls share 5%.
+        # The level of the row's interval: a run's A/A controls share ALPHA.
         self.alpha = ALPHA
         self.beside_runs = {}   # with_beside_runs
 
-    def _timed_runs(self):
+    def timed_runs(self):
+        """(pyperf run, its metadata) of every run with values."""
         return zip([r for r in self.bench.get_runs() if r.values], self.runs)
 
     def _by_round(self):
@@ -104,13 +105,13 @@ class Row(pairs.SettledRow):
         benchmarks' runs of the same round (files without rounds: the run's
         position)."""
         rounds = {}
-        for position, (run, meta) in enumerate(self._timed_runs()):
+        for position, (run, meta) in enumerate(self.timed_runs()):
             rounds.setdefault(meta.get(K.ROUND, position), []).extend(run.values)
         return {number: statistics.median(values) for number, values in rounds.items()}
 
     def _cores(self):
         shares = []
-        for run, meta in self._timed_runs():
+        for run, meta in self.timed_runs():
             timed = sum(run.values) * meta.get("loops", 1)
             if K.CPU_TREE in meta and timed > 0:
                 shares.append(meta[K.CPU_TREE] / timed)
@@ -119,7 +120,7 @@ class Row(pairs.SettledRow):
     def per_batch(self, *keys):
         """Median over runs of the keys' sum divided by the run's batches."""
         shares = []
-        for run, meta in self._timed_runs():
+        for run, meta in self.timed_runs():
             if all(key in meta for key in keys):
                 batches = len(run.values) * meta.get("loops", 1)
                 shares.append(sum(meta[key] for key in keys) / batches)
@@ -178,17 +179,28 @@ class Row(pairs.SettledRow):
             return self.meta.get(K.ITEM_SIDE) == "async"
         return None
 
+    def settles(self, reference):
+        """Whether this row gets a speedup against ``reference``: a row of
+        bench.py's whose model states its facts, in a workload with one."""
+        return self.ours and reference is not None and self.knows_model()
+
+    def settle(self, reference):
+        """Settle this row against the workload's reference (``pairs.settle``):
+        its speedup, interval and verdict, and how far apart its pairs ran."""
+        if not self.settles(reference):
+            return
+        self.settled = pairs.settle(self, reference, self.alpha)
+        if self is not reference:
+            self.gap = pairs.gap(self, reference)
+
     # -- what is physically possible ---------------------------------------------
     def compute_ideal(self, reference, cpu_count, least):
         """``reference``: the reference model's row; ``least``: the row with
         the least CPU per item of the workload (IO: of this row's client
         side, sync or async, whose libraries differ), or None."""
-        if not self.ours or reference is None or not self.knows_model():
+        if not self.settles(reference):
             return
         cpu_per_item = least.cpu_per_item if least else None
-        self.settled = pairs.settle(self, reference, self.alpha)
-        if self is not reference:
-            self.gap = pairs.gap(self, reference)
         kind = self.meta.get(K.WORKLOAD_KIND)
         if kind == "io" and self.items:
             cpu = (self.items * cpu_per_item / self.processes()
@@ -199,10 +211,10 @@ class Row(pairs.SettledRow):
                 self.ideal_from = least.model
         elif kind == "cpu":
             # A lower bound: no model does an item with less CPU than the
-            # least any of them used. (The reference's time is none: in the
-            # main thread Pillow's buffers cost page faults that a worker
-            # thread's arena avoids.) Without CPU figures, the reference's
-            # time stands in.
+            # least any of them used. (The reference's time is none: a model
+            # can do an item for less than the reference's main thread does,
+            # as Pillow's buffers in a worker thread's arena do: seen in
+            # 11f3489.) Without CPU figures, the reference's time stands in.
             if cpu_per_item and self.items:
                 work, self.ideal_from = self.items * cpu_per_item, least.model
             else:
@@ -304,11 +316,11 @@ def build_rows(suite, controls=None):
     cpu_count = ideal_cpus(suite.get_metadata())
     precision = suite.get_metadata().get(K.PRECISION_TARGET_PCT)
     # The controls are one family: a run whose arrangement is sound has
-    # one of them come out faster or slower with at most 5% chance.
+    # one of them come out faster or slower with at most ALPHA's chance.
     family = sum(1 for r in rows if r.is_control())
     for row in rows:
         if row.is_control():
-            row.alpha = ALPHA / family
+            row.alpha = split(ALPHA, family)
     for name, group in groups.items():
         for row in [r for r in group if r.is_control()]:
             group.remove(row)
@@ -323,6 +335,7 @@ def build_rows(suite, controls=None):
                                      < least[row.side()].cpu_per_item):
                 least[row.side()] = row
         for row in group + ([found[name]] if name in found else []):
+            row.settle(reference)
             row.compute_ideal(reference, cpu_count, least.get(row.side()))
             row.compute_flags(precision, usual)
         control = found.get(name)

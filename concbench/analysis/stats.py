@@ -1,5 +1,4 @@
-"""Paired speedups with intervals valid at any stopping time, and their
-verdicts.
+"""Paired ratios with intervals valid at any stopping time (``Ratio``).
 
 A run's speedups are looked at after every round (``concbench.analysis.anytime``
 holds their intervals); two files are compared once, when both are done
@@ -12,6 +11,7 @@ import math
 import statistics
 
 from concbench.analysis import anytime
+from concbench.rules import ALPHA
 
 
 def mean(values):
@@ -23,8 +23,8 @@ def mean(values):
 
 def stdev(values):
     """The sample standard deviation of floats: ``statistics.stdev``
-    computes it exactly over fractions, a hundred times slower, and the
-    rounds are read after every round (and simulated by the thousand)."""
+    computes it exactly over fractions, far slower, and the rounds are read
+    after every round (and simulated by the thousand)."""
     values = list(values)
     middle = sum(values) / len(values)
     return math.sqrt(sum((x - middle) ** 2 for x in values) / (len(values) - 1))
@@ -66,7 +66,7 @@ class Ratio:
 UNBOUNDED_LOG = 700.0
 
 
-def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA):
+def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=ALPHA):
     """The Ratio of ``rounds`` per-round log ratios of mean ``mean`` and
     standard deviation ``log_sd``, with the confidence sequence's interval
     at level 1 - ``alpha`` (none while it is unbounded)."""
@@ -78,7 +78,7 @@ def sequence_ratio(rounds, mean, log_sd, above=0, values=(), alpha=anytime.ALPHA
     return Ratio(math.exp(mean), low, high, above, rounds, values, log_sd)
 
 
-def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
+def ratio_of(by_round, alpha=ALPHA, floor=None):
     """The Ratio of per-round ratios ``by_round`` ({round: ratio}; those
     not above 0 are left out), with its anytime-valid interval at level
     1 - ``alpha``; None without any.
@@ -91,7 +91,7 @@ def ratio_of(by_round, alpha=anytime.ALPHA, floor=None):
 
     The interval is the intersection of the sequence's intervals after
     each round, in the rounds' order: the true ratio lies in all of them
-    at once with the sequence's 95%, so an answer read off one round does
+    at once at the sequence's level, so an answer read off one round does
     not reopen at the next (the last interval alone, should the
     intersection be empty: then the sequence has already erred)."""
     # The same Ratio to every reader, which none can change.
@@ -252,7 +252,7 @@ def joint_floor(*floors):
     return math.sqrt(sum(f * f for f in known)) if known else None
 
 
-def paired_ratio(numerator, denominator, alpha=anytime.ALPHA, floor=None):
+def paired_ratio(numerator, denominator, alpha=ALPHA, floor=None):
     """numerator[r] / denominator[r] over the rounds r both have, with its
     anytime-valid interval at level 1 - ``alpha``.
 

@@ -24,7 +24,7 @@ import math
 
 from concbench.analysis.comparisons import (Question, compare, joined, least_needed,
                                             rounds_needed, side_question)
-from concbench.rules import ALPHA, STEP_SIDE_SHARE, step, step_room
+from concbench.rules import ALPHA, STEP_SIDE_SHARE, split, step, step_room
 from concbench.analysis.stats import ratio_of
 from concbench.schema import IN_WORKER
 
@@ -49,9 +49,9 @@ def step_runs(current, following):
 def step_levels(members):
     """(through, side): the two-sided level of each step of the series
     ``members`` through the speedups, and of each direction side by side
-    (None where the series does not run side by side): 95% / (steps),
-    split in advance by STEP_SIDE_SHARE."""
-    alpha = ALPHA / (len(members) - 1)
+    (None where the series does not run side by side): the level split
+    over the steps, then in advance by STEP_SIDE_SHARE."""
+    alpha = split(ALPHA, len(members) - 1)
     if not side_by_side(members):
         return alpha, None
     return (1 - STEP_SIDE_SHARE) * alpha, STEP_SIDE_SHARE * alpha / 2
@@ -78,11 +78,12 @@ def step_ratio(current, following, levels):
 
 
 def helping(members):
-    """Where adding workers stopped saving 5% or more, along a series sorted
-    by worker count: ("stopped", current, following, ratio) once a step is
-    shown to save less than 5% after steps shown to save 5% or more;
-    ("undecided", ...) at the first step shown neither; None when every
-    step saved 5% or more. Each step is compared at 95% / (steps)."""
+    """Where adding workers stopped saving more than the band, along a
+    series sorted by worker count: ("stopped", current, following, ratio)
+    once a step is shown to save less after steps shown to save more
+    (``rules.step``); ("undecided", ...) at the first step shown neither;
+    None when every step saved more. Each step is compared at the level
+    split over the steps."""
     if len(members) < 2:
         return None
     levels = step_levels(members)

@@ -8,6 +8,7 @@ import statistics
 
 from concbench import schema as K
 from concbench.analysis.stats import UNBOUNDED_LOG, Ratio
+from concbench.rules import ALPHA
 
 # A row of two files measures the same thing only if these agree: the
 # workload's parameters, and for http the server and the Python it ran on.
@@ -36,7 +37,7 @@ def t_within(t, df):
 
 
 @functools.lru_cache(maxsize=1024)
-def t_critical(df, alpha=0.05):
+def t_critical(df, alpha=ALPHA):
     """The two-sided critical value of Student's t at level 1 - ``alpha``
     for ``df`` degrees of freedom (a whole number >= 1): the t with
     P(|T| < t) = 1 - alpha, by bisection to 1e-9."""
@@ -73,7 +74,7 @@ def unpaired_ratio(numerator, denominator):
     return difference_ratio(diff, error, min(len(logs1), len(logs2)) - 1)
 
 
-def difference_ratio(diff, error, df, alpha=0.05, rounds=0):
+def difference_ratio(diff, error, df, alpha=ALPHA, rounds=0):
     """The Ratio exp(``diff``) of a difference of two independent samples'
     mean logarithms, with its two-sided Student interval at level 1 -
     ``alpha`` from its standard ``error`` and ``df`` degrees of freedom

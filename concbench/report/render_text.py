@@ -9,6 +9,7 @@ from .columns import cells, fmt_mib, memory_mark, memory_title, table, titles
 from .compare import describe_change
 from .document import is_comparison, label
 from concbench.formatting import format_value
+from concbench.thresholds import AGREE
 
 
 def render(document, markdown=False, columns=None):
@@ -206,8 +207,8 @@ def best_line(document, workload):
 def agreement_line(document, found):
     return "%s against %s: %s; %s" % (
         found["file"], document["files"][0],
-        "speedups within 10%% of each other: %d of %d"
-        % (found["speedups_within_10pct"], found["speedups"])
+        "speedups within %s of each other: %d of %d"
+        % (rules.percent(AGREE - 1), found["speedups_within_10pct"], found["speedups"])
         if found["speedups"] else "no speedup in both",
         "no takeaway in both" if not found.get("takeaways", 1) else
         "takeaways: none contradicts" if not found["contradictions"] else

@@ -20,7 +20,9 @@ from concbench.analysis.rows import ideal_cpus
 from concbench.analysis.scaling import LEAST_RUNGS, SIGMA_BOX, family_fits, on_gil
 from concbench.analysis.steps import helping
 from concbench.analysis.race import Race
-from concbench.rules import BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, UNDECIDED, WITHIN
+from concbench.thresholds import AGREE
+from concbench.rules import (ALPHA, BAND_TEXT, LEVEL_TEXT, SAME, SLOWER, UNDECIDED, WITHIN,
+                             split)
 from concbench.formatting import count, format_time as fmt_time
 
 # How a race's answers word the band.
@@ -56,7 +58,7 @@ def winner_line(topic, race, name, details):
     if all(state == SAME for _, _, state in tied):
         if len(tied) > 1:
             # Each was compared with the leader, not with each other: two of
-            # them may differ by up to 10%.
+            # them may differ by up to twice the band.
             return "%s: %s (%s); each %s of it: %s" % (
                 topic, name(best), details, SAME_WITHIN, ", ".join(name(r) for r, _, _ in tied))
         together = sorted([best] + [row for row, _, _ in tied], key=lambda r: r.position)
@@ -207,7 +209,7 @@ def wider(row, control, rows=1):
     error = math.sqrt(sum(statistics.variance(g) / len(g) for g in gaps))
     if error == 0:
         return difference > 0
-    return difference / error > statistics.NormalDist().inv_cdf(1 - 0.05 / max(1, rows))
+    return difference / error > statistics.NormalDist().inv_cdf(1 - split(ALPHA, rows))
 
 
 def _deviations(logs):
@@ -360,7 +362,7 @@ def decisions(rows):
 
 def agreement(first, other):
     """How far two files of the same benchmarks agree (``first``, ``other``:
-    their rows by workload): speedups within 10% of each other (of those
+    their rows by workload): speedups within AGREE of each other (of those
     both have), and takeaways that contradict (a winner, or tie, of one file
     that shares no name with the other's)."""
     close = total = topics = 0
@@ -371,7 +373,7 @@ def agreement(first, other):
             twin = other_group.get(row.name)
             if row.ratio and twin is not None and twin.ratio:
                 total += 1
-                close += max(row.speedup, twin.speedup) <= 1.10 * min(
+                close += max(row.speedup, twin.speedup) <= AGREE * min(
                     row.speedup, twin.speedup)
         if workload not in other:
             continue

@@ -1,8 +1,10 @@
 """The rounds added while questions are open, and what the console says
 of them: each round's open questions and cost, and when the budget ends,
 what the questions still open would need (the rounds their spreads call
-for, and which no number of rounds would answer). Which benchmarks each
-round runs is ``concbench.run.allocation``'s."""
+for, and which no number of rounds would answer), and the rounds of their
+own that run a race's comparisons side by side (``beside_round``,
+``io_rounds``). Which benchmarks each round of the matrix runs is
+``concbench.run.allocation``'s."""
 
 import math
 import time

@@ -30,7 +30,7 @@ round, and the rounds up to the first whose intervals are bounded, would
 not fit in what is left (``calibration.fit``).
 
 Looking after every round and stopping as soon as something is answered
-keeps the 95% because every interval is a confidence sequence
+keeps the level because every interval is a confidence sequence
 (``concbench.analysis.anytime``). How many values each worker runs, and whether it
 warms up, is ``concbench.run.calibration``'s; the loop of added rounds,
 and what the console says of them, ``concbench.run.added_rounds``'s.

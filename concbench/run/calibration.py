@@ -30,6 +30,7 @@ fewer where its workload's pairs already took long (``first_values``).
 import math
 
 from concbench.analysis import anytime
+from concbench.rules import ALPHA
 from concbench.analysis.comparisons import MOST_ROUNDS
 from concbench.analysis import stats
 from concbench.run.costs import MEDIAN_VARIANCE, Figures, pooled_between
@@ -57,7 +58,7 @@ class Demand:
     ``alpha``, on ``rounds`` rounds so far; ``rows`` is 2 for a comparison
     of two rows (each brings its own spread), else 1."""
 
-    def __init__(self, room, alpha=anytime.ALPHA, rounds=0, rows=1):
+    def __init__(self, room, alpha=ALPHA, rounds=0, rows=1):
         self.room, self.alpha, self.rounds, self.rows = room, alpha, rounds, rows
 
     def harder(self, other):

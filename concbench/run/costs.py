@@ -45,7 +45,7 @@ class Figures:
         took, as the master timed it (None: not known)."""
         found = cls(row.pairing == IN_WORKER)
         spent = []
-        for run, meta in row._timed_runs():
+        for run, meta in row.timed_runs():
             values = list(run.values)
             partner = _floats(meta.get(K.PAIRED_REFERENCE_S)) if found.paired else []
             if found.paired and len(partner) == len(values):

@@ -227,8 +227,7 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
         status = 1
     finally:
         from concbench.run.run_figures import BatchProbe
-        if BatchProbe._sampler is not None:     # exit skips atexit: reap it here
-            BatchProbe._sampler.close()
+        BatchProbe.close_sampler()      # exit skips atexit: reap it here
         if copy is not None:
             _end_as(connection, copy)
         os._exit(status)

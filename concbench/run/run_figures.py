@@ -217,6 +217,13 @@ class BatchProbe:
         cls._sampler = None
 
     @classmethod
+    def close_sampler(cls):
+        """Reap this process's sampler, where the process ends without its
+        exit handlers."""
+        if cls._sampler is not None:
+            cls._sampler.close()
+
+    @classmethod
     def start_sampler(cls, partner=None):
         """Start this process's sampler ahead of its first batch, so that
         its interpreter starts while the worker prepares (the reference's
