@@ -78,7 +78,7 @@ docs: $(STAMP)
 venv: $(STAMP)
 
 # Builds with the GIL also get the packages that have no free-threaded wheel.
-EXTRAS = $(shell $(PYTHON) -c 'import sysconfig; print("test" if sysconfig.get_config_var("Py_GIL_DISABLED") else "test,gil-build")' 2>/dev/null)
+EXTRAS = $(shell $(PYTHON) -c 'import sysconfig; print("test,dask" if sysconfig.get_config_var("Py_GIL_DISABLED") else "test,dask,gil-build")' 2>/dev/null)
 
 $(STAMP): pyproject.toml constraints.txt setup.cfg
 	@# Exit 1: an older Python; any other failure: no Python runs by that name.

@@ -19,6 +19,7 @@ FAMILIES = [
     ".hybrid:Hybrid",
     ".eager:Eager",
     ".interpreters:Interpreters",
+    ".dask:Dask",
     ".control:Control",
 ]
 

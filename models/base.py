@@ -100,6 +100,18 @@ class Model:
         """Why this model cannot run ``workload`` ("" if it can)."""
         return ""
 
+    def configure(self, args):
+        """Take what the run's options say of this model (a cluster's
+        address); most models need none."""
+
+    @classmethod
+    def check_run(cls, args, models):
+        """The master's check, once, before any benchmark, of this family's
+        ``models`` in the run: {name pattern: why those are left out} (a
+        library that cannot run here); ModelError in one line for what
+        stops the run (a cluster it cannot reach)."""
+        return {}
+
     def metadata(self):
         meta = {schema.MODEL: self.name, schema.MODEL_FAMILY: self.family,
                 schema.TIMED: self.timed, schema.ITEM_SIDE: self.item_side,

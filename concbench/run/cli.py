@@ -21,7 +21,7 @@ from concbench.run.checks import open_results, preflight, provide_services
 from concbench.run.cleanup import (Stopped, adopt_orphans, exit_on_signals, on_exit,
                                    stop_descendants)
 from concbench.run.lifeline import follow
-from concbench.run.matrix import MatrixError, build_matrix
+from concbench.run.matrix import MatrixError, build_matrix, checked_families
 from concbench.run.options import (WORKLOAD_DEST, add_options, forward_options,
                                    preset_from_argv, workload_module_from_argv)
 from concbench.run.plan import check_plan, check_precision, plan_rounds, processes_given
@@ -154,6 +154,16 @@ def run_bench(program_args, opened):
             say("%s: --cpus %d: worker counts sized for %d CPUs; this machine's "
                 "usable CPUs: %d" % (progress.PROG, args.cpus, args.cpus, machine.usable))
     matrix = matrix_or_fail(args, left_out)
+    if not args.worker:
+        # Each family's own check (a library, a cluster), once; the rows it
+        # leaves out are left out in every worker too.
+        try:
+            args.left_out_models = checked_families(args, matrix) or None
+        except MatrixError as exc:
+            fail(str(exc))
+        if args.left_out_models:
+            left_out.clear()
+            matrix = matrix_or_fail(args, left_out)
     if args.list:
         for bench in matrix:
             print(bench.name)
@@ -179,6 +189,9 @@ def run_bench(program_args, opened):
     if not args.worker:
         runner.args.master_pid = os.getpid()    # for the workers it starts
         runner.args.usable_cpus = args.usable_cpus
+        # What the master's checks found (``checked_families``).
+        runner.args.left_out_models = args.left_out_models
+        runner.args.dask_cluster = getattr(args, "dask_cluster", None)
         args.inputs_folder = runner.args.inputs_folder = inputs.make_folder()
         adopt_orphans()
         exit_on_signals()

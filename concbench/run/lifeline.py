@@ -40,6 +40,17 @@ def follow(parent):
         _end()
 
 
+def follow_process(parent):
+    """End this process when the process ``parent`` ends, whichever of its
+    threads started this one (a cluster's workers are started from a
+    thread of its own, which ``PR_SET_PDEATHSIG`` would follow instead)."""
+    if not parent:
+        return
+    _watch(parent)
+    if not alive(parent):
+        _end()
+
+
 def pool_initializer(worker):
     """A process pool's ``initializer``: the pool process ends with the
     pyperf worker ``worker`` that made the pool. Forked or spawned by the

@@ -233,6 +233,8 @@ def build_matrix(args, left_out=None):
             try:
                 workload = cls(**workload_params)
                 chosen = with_reference(select_models(names, patterns), reference, asked)
+                for model in chosen:
+                    model.configure(args)
                 # A scenario reproduces a seed's experiment, in one or two
                 # rounds that no interval can decide: a control only adds time.
                 if not args.no_control and "workloads" not in PRESETS[args.preset]:
@@ -245,7 +247,7 @@ def build_matrix(args, left_out=None):
                     reference.name, cls.name, reason) if asked else
                     "the reference %s cannot run %s: %s" % (reference.name, cls.name, reason))
             for model in chosen:
-                reason = model.supports(workload)
+                reason = left_by_check(model, args) or model.supports(workload)
                 if reason and model.name in named:
                     raise MatrixError("%s cannot run %s: %s"
                                       % (model.name, cls.name, reason))
@@ -276,6 +278,32 @@ def build_matrix(args, left_out=None):
                               "models are: %s" % (pattern, args.preset,
                                                   ", ".join(sorted(preset_names))))
     return matrix
+
+
+def left_by_check(model, args):
+    """Why the master's check left ``model`` out (``Model.check_run``), or ""."""
+    for line in (getattr(args, "left_out_models", None) or "").splitlines():
+        pattern, _, why = line.partition("=")
+        if fnmatch.fnmatchcase(model.name, pattern):
+            return why
+    return ""
+
+
+def checked_families(args, matrix):
+    """Each model family's own check of its rows, once, in the master: the
+    lines of what it leaves out (``--left-out-models``); MatrixError for
+    what stops the run."""
+    found = {}
+    for bench in matrix:
+        found.setdefault(type(bench.model), {})[bench.model.name] = bench.model
+    lines = []
+    for family, chosen in found.items():
+        try:
+            left = family.check_run(args, list(chosen.values()))
+        except ValueError as exc:
+            raise MatrixError(str(exc)) from None
+        lines.extend("%s=%s" % (pattern, why) for pattern, why in left.items())
+    return "\n".join(lines)
 
 
 def beside(matrix, text):

@@ -24,11 +24,12 @@ SELECTION = ("preset", "workload", "model", "reference", "no_control", "no_run_f
              "without", "pairing", "latency_overhead", "no_latency", "pyperf_order",
              "order_seed", "rounds", "extra_rounds", "side_by_side",
              "max_time", "precision", "force_gil", "workload_module", "inputs_folder",
-             "master_pid", "cpus", "usable_cpus", "ceiling", "no_ceiling")
+             "master_pid", "cpus", "usable_cpus", "ceiling", "no_ceiling", "dask_address",
+             "left_out_models", "dask_cluster")
 
 
 # Our options whose flag is not their name.
-OWN_FLAGS = {"force_gil": "--gil"}
+OWN_FLAGS = {"force_gil": "--gil", "dask_address": "--dask-scheduler"}
 
 
 def workload_options():
@@ -81,9 +82,20 @@ def add_options(parser):
                        "and the standard library's defaults as for a machine of N "
                        "usable CPUs, to plan for another machine (default: the CPUs "
                        "this run may use: its affinity set, capped by a cgroup quota)")
+    group.add_argument("--dask-scheduler", dest="dask_address", type=dask_scheduler,
+                       metavar="ADDRESS",
+                       help="run the dask-cluster-chunk-C rows on this existing Dask "
+                       "cluster (tcp://HOST:PORT or tls://HOST:PORT), its workers as "
+                       "they are; the run starts and stops nothing there, and gives "
+                       "up connecting after 10 s")
     # The master's reading of the machine's CPUs (concbench.cpus.encode),
     # for the workers, whose affinity pinning may have narrowed.
     group.add_argument("--usable-cpus", help=argparse.SUPPRESS)
+    # The models the master's checks left out (Model.check_run), for the
+    # workers: "PATTERN=why" lines.
+    group.add_argument("--left-out-models", help=argparse.SUPPRESS)
+    # The user's Dask cluster as the master found it: "WORKERS,THREADS".
+    group.add_argument("--dask-cluster", help=argparse.SUPPRESS)
     ceiling = group.add_mutually_exclusive_group()
     ceiling.add_argument("--ceiling", action="store_true",
                          help="measure the machine's own ceiling (N copies of one "
@@ -183,6 +195,16 @@ def percentage(text):
         raise argparse.ArgumentTypeError(
             "%s is out of range: give a percentage above 0, at most 100" % text)
     return value
+
+
+def dask_scheduler(text):
+    """--dask-scheduler: a scheduler's address, tcp:// or tls://."""
+    from concbench.models.dask import check_address
+
+    try:
+        return check_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).partition(": ")[2] or str(exc)) from None
 
 
 def cpu_count(text):

@@ -1,0 +1,165 @@
+"""dask-N-chunk-C on a local cluster the row's worker starts, and
+dask-cluster-chunk-C on a cluster of the user's (--dask-scheduler): each
+batch checked, the local cluster's processes counted in the model's tree and
+gone after the run (kill -9 included), the user's cluster left as it was;
+and bad input (no dask, an address that answers nothing) one line each."""
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyperf
+import pytest
+
+from conftest import flat, run_bench, skip_or_fail
+
+HERE = Path(__file__).parent
+CLUSTER_RUN = HERE / "dask_cluster_run.py"
+
+
+def need_dask():
+    if any(importlib.util.find_spec(name) is None for name in ("dask", "distributed")):
+        skip_or_fail("dask is not installed here (pip install '.[dask]')")
+
+
+def runs_of(path, name):
+    bench = next(b for b in pyperf.BenchmarkSuite.load(str(path)).get_benchmarks()
+                 if b.get_name() == name)
+    return [run.get_metadata() for run in bench.get_runs() if run.values], bench
+
+
+def test_a_local_cluster_runs_checked_batches_counted_in_the_tree(tmp_path):
+    """Every batch of dask-2-chunk-50 is checked against the reference's
+    results with no failure, and its two worker processes are the model's:
+    the tree it measured had more processes and more memory than the
+    sequential row's, as a process pool's has."""
+    need_dask()
+    proc = run_bench(["--workload", "encode", "--items", "400", "--model",
+                      "sequential,dask-2-chunk-50", "-p", "2", "-n", "2", "-w", "0",
+                      "--no-control", "-o", "out.json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    dask_runs, bench = runs_of(tmp_path / "out.json", "encode/dask-2-chunk-50")
+    plain_runs, _ = runs_of(tmp_path / "out.json", "encode/sequential")
+    assert len(dask_runs) == 2
+    for meta in dask_runs:
+        assert meta["failures"] == 0 and meta["items"] == 400 * 2, meta
+        assert meta["processes_peak"] >= 3, meta     # the worker and two of the cluster's
+    assert bench.get_metadata()["dask_workers"] == 2
+    assert (min(m["mem_tree_peak"] for m in dask_runs)
+            > max(m["mem_tree_peak"] for m in plain_runs))
+    assert (min(m["processes_peak"] for m in dask_runs)
+            > max(m["processes_peak"] for m in plain_runs))
+    report = subprocess.run([sys.executable, str(HERE.parent / "report.py"), "out.json"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert report.returncode == 0 and "dask-2-chunk-50" in report.stdout, report.stderr
+
+
+def test_kill_9_leaves_no_process_of_the_local_cluster(tmp_path):
+    """kill -9 of bench.py while a local cluster's worker runs, and of the
+    pyperf worker that started the cluster: no process of the run is left
+    (the cluster's workers follow the process that started them)."""
+    need_dask()
+    from test_interrupts import attempt
+
+    run = ["--workload", "encode", "--items", "400", "--model", "sequential,dask-2-chunk-25",
+           "-p", "3", "-n", "2", "-w", "0", "--no-control"]
+    seen = attempt(tmp_path / "main", "SIGKILL", ["pool"], "main", run=run)
+    assert seen["sent"] and seen["status"] == -signal.SIGKILL, seen
+    assert not seen["left"], "running 5 s after the kill: %s" % seen
+    seen = attempt(tmp_path / "worker", "SIGKILL", ["pool"], "worker", run=run)
+    killed = seen["worker_killed"]
+    assert killed and killed["worker"], seen
+    assert killed["children_gone"] is not None and killed["children_gone"] < 5.0, killed
+    assert sum("spawn_main" in name for name in killed["children"]) >= 2, killed
+    assert not seen["left"], seen
+    print("a killed worker's %d processes (its cluster's among them) were gone %.3f s later"
+          % (len(killed["children"]), killed["children_gone"]))
+
+
+def test_without_dask_a_dask_row_is_one_line_naming_the_extra(tmp_path):
+    """dask not importable (a sitecustomize hides it): --model dask-2-chunk-1
+    is one line naming the extra, exit 2; the same workload without it
+    runs."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['dask'] = sys.modules['distributed'] = None\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    proc = subprocess.run([sys.executable, str(HERE.parent / "bench.py"), "--list",
+                           "--workload", "encode", "--model", "sequential,dask-2-chunk-1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "concurrency-bench[dask]" in lines[0], proc.stderr
+    proc = subprocess.run([sys.executable, str(HERE.parent / "bench.py"), "--list",
+                           "--workload", "encode", "--model", "sequential"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "encode/sequential" in proc.stdout, proc.stderr
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("address", ["http://127.0.0.1:8786", "tcp://127.0.0.1",
+                                     "tcp://:8786", "tcp://host:99999", ""])
+def test_a_malformed_scheduler_address_is_refused(address):
+    from concbench.models.base import ModelError
+    from concbench.models.dask import check_address
+
+    with pytest.raises(ModelError, match="expected tcp://HOST:PORT"):
+        check_address(address)
+    assert check_address("tls://10.0.0.1:8786") == "tls://10.0.0.1:8786"
+
+
+def test_a_scheduler_that_answers_nothing_is_one_line_within_30_s(tmp_path):
+    """An address where nothing listens: one line naming it, exit 2, within
+    30 s (the connection gives up after 10 s); nothing written."""
+    need_dask()
+    import socket
+
+    with socket.socket() as sock:       # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    proc = run_bench(["--workload", "encode", "--model", "sequential,dask-cluster-chunk-4",
+                      "--dask-scheduler", "tcp://127.0.0.1:%d" % port, "-o", "out.json"],
+                     tmp_path, timeout=60)
+    took = time.monotonic() - started
+    assert proc.returncode == 2 and took < 30, (took, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "127.0.0.1:%d" % port in lines[0], proc.stderr
+    assert "no scheduler answered within 10 s" in lines[0]
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path):
+    """A scheduler and two workers started apart from the run, in a network
+    namespace of the test's own (loopback only): --dask-scheduler runs
+    dask-cluster-chunk-C on them, each batch checked; the metadata names
+    the cluster (its address, 2 workers of 1 thread); the scheduler and
+    both workers are the same processes after the run, still serving."""
+    need_dask()
+    if not sys.platform.startswith("linux"):
+        pytest.skip("network namespaces are Linux's")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
+                     % probe.stderr.strip())
+    spec = {"workdir": str(tmp_path), "args": [
+        "--workload", "encode", "--items", "400", "--model",
+        "sequential,dask-cluster-chunk-50", "-p", "2", "-n", "2", "-w", "0",
+        "--no-control", "-o", "out.json"]}
+    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert seen["status"] == 0, seen
+    assert seen["cluster_before"] == seen["cluster_after"] and seen["still_serving"], seen
+    runs, bench = runs_of(tmp_path / "out.json", "encode/dask-cluster-chunk-50")
+    meta = bench.get_metadata()
+    assert meta["dask_scheduler"] == seen["address"], meta
+    assert meta["interpreters"] == 2 and meta["parallelism"] == 2, meta
+    for run in runs:
+        assert run["failures"] == 0 and run["items"] == 400 * 2, run
+    assert "dask-cluster-chunk-50" in flat(seen["stderr"]), seen
