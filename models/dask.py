@@ -229,6 +229,25 @@ class Dask(Model):
     def libraries(self):
         return ["dask", "distributed"]
 
+    def run_labels(self):
+        """The user's cluster's memory and CPU, from its scheduler's own
+        worker metrics, where it reports them for every worker; nothing
+        otherwise (missing, never zero)."""
+        if not self.remote or self._client is None:
+            return {}
+        workers = self._client.scheduler_info(n_workers=-1)["workers"].values()
+        labels = {}
+        for key, metric in ((schema.DASK_CLUSTER_MEMORY, "memory"),
+                            (schema.DASK_CLUSTER_CPU, "cpu")):
+            found = [worker.get("metrics", {}).get(metric) for worker in workers]
+            if found and all(isinstance(value, (int, float)) for value in found):
+                labels[key] = sum(found)
+        if schema.DASK_CLUSTER_MEMORY in labels:
+            labels[schema.DASK_CLUSTER_MEMORY] = int(labels[schema.DASK_CLUSTER_MEMORY])
+        if schema.DASK_CLUSTER_CPU in labels:
+            labels[schema.DASK_CLUSTER_CPU] = float(labels[schema.DASK_CLUSTER_CPU])
+        return labels
+
     def metadata(self):
         meta = super().metadata()
         meta[schema.CHUNK_SIZE] = self.chunk

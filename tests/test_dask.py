@@ -137,8 +137,9 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
     """A scheduler and two workers started apart from the run, in a network
     namespace of the test's own (loopback only): --dask-scheduler runs
     dask-cluster-chunk-C on them, each batch checked; the metadata names
-    the cluster (its address, 2 workers of 1 thread); the scheduler and
-    both workers are the same processes after the run, still serving."""
+    the cluster (its address, 2 workers of 1 thread) and its workers'
+    memory and CPU as the scheduler reports them; the scheduler and both
+    workers are the same processes after the run, still serving."""
     need_dask()
     if not sys.platform.startswith("linux"):
         pytest.skip("network namespaces are Linux's")
@@ -162,4 +163,8 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
     assert meta["interpreters"] == 2 and meta["parallelism"] == 2, meta
     for run in runs:
         assert run["failures"] == 0 and run["items"] == 400 * 2, run
+        # The cluster's workers, as its scheduler reports them: two Pythons
+        # with distributed imported, far from zero.
+        assert run["dask_cluster_memory"] > 2 * 20 * 2**20, run
+        assert run["dask_cluster_cpu"] >= 0, run
     assert "dask-cluster-chunk-50" in flat(seen["stderr"]), seen

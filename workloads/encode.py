@@ -57,6 +57,8 @@ class Encode(Workload):
                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=10),
                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
                         ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=125),
+                        # A Dask cluster, the step past a process pool.
+                        ladder("dask-{n}-chunk-{chunk}", ALL, chunk=125),
                         THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK),
                         ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=125)],

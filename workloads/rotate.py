@@ -71,6 +71,8 @@ class Rotate(Workload):
                         ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
                         ladder("processes-{n}-chunk-{chunk}-reuse", USABLE, chunk=4),
                         ladder("processes-{n}-chunk-{chunk}-forkserver", USABLE, chunk=4),
+                        # A Dask cluster, the step past a process pool.
+                        ladder("dask-{n}-chunk-{chunk}", ALL, chunk=4),
                         "asyncio", "uvloop", "asyncio-serial", ladder("hybrid-{n}", QUICK),
                         ladder("interpreters-{n}-chunk-{chunk}", USABLE, chunk=4)],
                        **DEFAULT_SIZES),
