@@ -24,6 +24,13 @@ class ModelError(ValueError):
     """A model name that does not parse, or parameters out of range."""
 
 
+class BatchLost(RuntimeError):
+    """A batch that could not finish for a cause outside the run (a cluster
+    of the user's that went away): the batch fails in one line, and where
+    the model runs on something outside the run (``Model.outside``), its
+    row alone ends; the other rows go on."""
+
+
 class Model:
     family = ""
     # OWNS matches every name of the family, malformed ones included; PATTERN
@@ -49,6 +56,9 @@ class Model:
     # Preset name -> model names of this family that join every workload's
     # list in that preset (a workload's own lists are in its PRESETS).
     PRESETS = {}
+    # Whether it runs on something the run neither starts nor stops (a
+    # user's cluster): a failed batch then ends its row, not the run.
+    outside = False
 
     @classmethod
     def parse(cls, name):

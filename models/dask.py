@@ -26,7 +26,7 @@ from concbench import schema
 from concbench.item_stamps import ReceivedResults, Stamped, arrived, is_stamped
 from concbench.item_stamps import clock as now
 
-from .base import Model, ModelError, positive
+from .base import BatchLost, Model, ModelError, positive
 from .chunks import chunked, map_chunk
 
 # The line a run prints where dask rows cannot run for want of the extra.
@@ -140,6 +140,11 @@ class Dask(Model):
     runs_in_subprocesses = True
     # Set from --dask-scheduler (``configure``).
     address = None
+
+    @property
+    def outside(self):
+        """A user's cluster is outside the run: its loss ends its row only."""
+        return self.remote
 
     def __init__(self, chunk, workers=None, cluster=None):
         self.chunk = positive("the chunk size", chunk)
@@ -268,6 +273,9 @@ class Dask(Model):
                            or 1)
         return self._found
 
+    def where(self):
+        return ("cluster at %s" % self.address) if self.remote else "local cluster"
+
     def client(self):
         if self._client is None:
             self.open()
@@ -282,6 +290,11 @@ class Dask(Model):
 
         from distributed import Client, LocalCluster
 
+        # distributed's own log of a lost connection is a page of traceback;
+        # a lost batch is said in one line (``BatchLost``).
+        for name in list(logging.root.manager.loggerDict):
+            if name.split(".")[0] in ("distributed", "tornado"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         if self.remote:
             self._client = Client(check_address(self.address), timeout=CONNECT_TIMEOUT_S,
                                   set_as_default=False)
@@ -311,13 +324,23 @@ class Dask(Model):
         stamped = type(sync_fn) is Stamped
         function = sync_fn.function if stamped else sync_fn
         parts = chunked(items, self.chunk)
-        futures = client.map(map_chunk, [function] * len(parts), parts, pure=False)
-        position = {future.key: index for index, future in enumerate(futures)}
         done, received = [None] * len(parts), [None] * len(parts)
-        for future, part in as_completed(futures, with_results=True, loop=client.loop):
-            index = position[future.key]
-            received[index] = now()
-            done[index] = part
+        try:
+            futures = client.map(map_chunk, [function] * len(parts), parts, pure=False)
+            position = {future.key: index for index, future in enumerate(futures)}
+            for future, part in as_completed(futures, with_results=True, loop=client.loop):
+                if future.status == "cancelled" or isinstance(part, BaseException):
+                    # The scheduler went away: its tasks come back cancelled.
+                    raise BatchLost("the %s lost the batch's tasks (%s)"
+                                    % (self.where(), type(part).__name__))
+                index = position[future.key]
+                received[index] = now()
+                done[index] = part
+        except (OSError, TimeoutError) as exc:
+            # A connection to the scheduler that closed or timed out.
+            raise BatchLost("the %s stopped answering (%s: %s)" % (
+                self.where(), type(exc).__name__, str(exc).splitlines()[0]
+                if str(exc) else "")) from None
         results = [result for part in done for result in part]
         if stamped:
             # The stamps in task order: each item ends when its task's

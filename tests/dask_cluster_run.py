@@ -7,7 +7,8 @@ for both to join, runs bench.py with SPEC's args and ``--dask-scheduler``,
 then looks again: the same scheduler and workers, still alive, the
 scheduler still counting two workers. Then it stops its cluster.
 
-SPEC is JSON: workdir, args (bench.py's).
+SPEC is JSON: workdir, args (bench.py's), kill (true: stop the whole
+cluster, kill -9, the moment its scheduler holds a batch's tasks).
 """
 
 import json
@@ -39,6 +40,28 @@ def workers_of(address):
         return None
 
 
+def busy(address):
+    """Whether the scheduler holds tasks (a batch is running on it)."""
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=5, set_as_default=False) as client:
+            return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) > 0
+    except (OSError, TimeoutError):
+        return False
+
+
+def kill_when_busy(address, cluster, bench, seen):
+    """kill -9 every process of the cluster once a batch runs on it."""
+    while bench.poll() is None:
+        if busy(address):
+            for proc in cluster:
+                proc.kill()
+            seen["killed"] = True
+            return
+        time.sleep(0.05)
+
+
 def main(spec):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     port = free_port()
@@ -56,13 +79,19 @@ def main(spec):
         while workers_of(address) != 2 and time.monotonic() < deadline:
             time.sleep(0.5)
         before = [proc.pid for proc in cluster if proc.poll() is None]
-        run = subprocess.run([sys.executable, BENCH] + spec["args"]
-                             + ["--dask-scheduler", address],
-                             cwd=spec["workdir"], capture_output=True, text=True, timeout=180)
+        seen = {"killed": False}
+        bench = subprocess.Popen([sys.executable, BENCH] + spec["args"]
+                                 + ["--dask-scheduler", address], cwd=spec["workdir"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if spec.get("kill"):
+            import threading
+            threading.Thread(target=kill_when_busy, args=(address, cluster, bench, seen),
+                             daemon=True).start()
+        out, err = bench.communicate(timeout=180)
         after = [proc.pid for proc in cluster if proc.poll() is None]
-        print(json.dumps({"address": address, "status": run.returncode,
-                          "stderr": run.stderr, "cluster_before": before,
-                          "cluster_after": after,
+        print(json.dumps({"address": address, "status": bench.returncode,
+                          "stderr": err, "cluster_before": before,
+                          "cluster_after": after, "killed": seen["killed"],
                           "still_serving": workers_of(address) == 2}))
     finally:
         for proc in reversed(cluster):

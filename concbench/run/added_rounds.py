@@ -205,8 +205,10 @@ def add_rounds(master, allocation):
         allocation.read(master.results.suite, master.took_by_name(), rounds, elapsed)
         # A file this run appends to may hold benchmarks of earlier runs
         # that this one does not run: their questions are not this run's.
+        # Nor are those that need a row whose batches were lost.
         still = [q for q in allocation.still()
-                 if all(name in master.order or master.can_add(name) for name in members(q))]
+                 if all((name in master.order or master.can_add(name))
+                        and name not in master.lost for name in members(q))]
         if not still:
             say("every %s after %s (%s)" % (
                 "row is decided and within +-%g%%" % plan.precision if plan.precision

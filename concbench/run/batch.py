@@ -11,7 +11,7 @@ import traceback
 
 from concbench import item_stamps, schema
 from concbench.histogram import histogram_of
-from concbench.models.base import BatchClock
+from concbench.models.base import BatchClock, BatchLost
 from concbench.run import gil
 from concbench.run.interventions import used
 from concbench.run.run_figures import BatchProbe, RunFigures
@@ -134,6 +134,8 @@ def run_batch(bench, prepared):
             bench, prepared, bench.partner_pid(), watch=recorder is not None)
     except CheckError as exc:
         raise BatchFailed("%s: result check failed: %s" % (bench.name, exc)) from None
+    except BatchLost as exc:
+        raise BatchFailed("%s: the batch was lost: %s" % (bench.name, exc)) from None
     except Exception as exc:
         traceback.print_exc()
         raise BatchFailed("%s: the batch raised %s: %s"

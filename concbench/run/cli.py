@@ -229,4 +229,10 @@ def run_bench(program_args, opened):
     from concbench.run.master import run_matrix
 
     expected = expected_gil(args)
-    run_matrix(runner, args, matrix, results, lambda run: warn_gil(run, expected))
+    lost = run_matrix(runner, args, matrix, results, lambda run: warn_gil(run, expected))
+    if lost:
+        # The other rows ran and are in the file; the status says not all did.
+        fail("%d row(s) ended early, their batches lost outside the run: %s; the other "
+             "rows ran%s" % (len(lost), ", ".join(sorted(lost)),
+                             " and are in %s" % results.path if results.path else ""),
+             status=1)

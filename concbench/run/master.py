@@ -20,13 +20,15 @@ from concbench.run.allocation import Allocation
 from concbench.run.plan import Plan
 from concbench.run.cleanup import stop_if_signalled
 from concbench.run.matrix import base_count, beside_bench
+from concbench.run import progress as console
 from concbench.run.progress import Progress, say, unstable_summary
 from concbench.run.schedule import filed, next_round, task_name
-from concbench.run.tasks import TaskFailed, run_task, tasks_of
+from concbench.run.tasks import TaskFailed, pass_over, run_task, tasks_of
 
 
 def run_matrix(runner, args, matrix, results, gil_check):
-    """Every task of the schedule, then the added rounds.
+    """Every task of the schedule, then the added rounds; {name: why} of
+    the rows that ended early, their batches lost outside the run.
     ``gil_check(run)``: warns once per benchmark of a worker whose GIL
     state was not the one asked for (True when it did)."""
     tasks = tasks_of(args, matrix)
@@ -54,6 +56,7 @@ def run_matrix(runner, args, matrix, results, gil_check):
         say(summary)
     for line in control_summary(results.suite):
         say(line)
+    return master.lost
 
 
 def control_summary(suite):
@@ -78,6 +81,9 @@ class Master:
         self.first = next_round(results.suite)
         self.order = {bench.name: index for index, bench in enumerate(matrix)}
         self.took = {}      # benchmark index -> seconds its last task took
+        # Benchmarks whose row ended when a batch was lost outside the run
+        # (``Model.outside``): name -> why.
+        self.lost = {}
         # workload -> seconds per pair of its runs paired in the worker
         self.pairs_s = {}
         self.start = progress.start
@@ -129,9 +135,21 @@ class Master:
         name = task_name(bench.name, round_number)
         saved = self.runner.args.values, self.runner.args.warmups
         self.runner.args.values, self.runner.args.warmups = self.sizes(bench)
+        if bench.name in self.lost:
+            pass_over(self.runner)
+            return
         started = time.monotonic()
         try:
             result = run_task(self.runner, bench, name, None, self.results)
+        except TaskFailed as exc:
+            if not bench.model.outside:
+                raise
+            # Its cluster, not the run, failed: this row ends, the rest go on.
+            pass_over(self.runner)
+            self.lost[bench.name] = str(exc)
+            say("%s: %s: its batch was lost outside the run (the line above); its row "
+                "ends here; the other rows go on" % (console.PROG, bench.name))
+            return
         finally:
             self.runner.args.values, self.runner.args.warmups = saved
         self.took[index] = time.monotonic() - started
