@@ -229,6 +229,13 @@ def module_plugins(module, spec):
     return found
 
 
+def module_files():
+    """The files given as --workload-module FILE.py, as absolute paths: the
+    code a cluster of the user's can be sent (``models.dask``)."""
+    return [os.path.abspath(spec) for spec, _ in _modules
+            if spec.endswith(".py") or os.sep in spec]
+
+
 def module_workloads(group):
     if group != WORKLOAD_GROUP:
         return []

@@ -121,6 +121,18 @@ def cluster_mismatch(address):
     return "", shape
 
 
+def import_error(exc):
+    """The ImportError behind ``exc`` (itself, or the cause distributed
+    wrapped it in: "Error during deserialization of the task graph"), or
+    None."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ImportError):
+            return exc
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 def dask_setup(worker):
     """The local cluster's worker preload: this worker process ends when the
     process that started the cluster ends, however it ends (its parent,
@@ -152,6 +164,8 @@ class Dask(Model):
         self._client = self._cluster = None
         # The user's cluster as found on connecting: (workers, threads).
         self._found = None
+        # The --workload-module files sent to the user's cluster so far.
+        self._sent = set()
 
     @property
     def name(self):
@@ -273,6 +287,38 @@ class Dask(Model):
                            or 1)
         return self._found
 
+    def prime(self, sync_fn, async_fn, item):
+        """Untimed, before the first batch: the workload's module sent to a
+        user's cluster, and imported by every worker of either cluster, as a
+        forked pool's processes have it already; no batch pays for it."""
+        client = self.client()
+        function = getattr(sync_fn, "function", sync_fn)
+        if self.remote:
+            self.send_code(client, function)
+        name = getattr(function, "__module__", None)
+        if name:
+            import importlib
+
+            try:
+                client.run(importlib.import_module, name)
+            except ImportError:
+                pass    # said by the first batch, in one line
+
+    def send_code(self, client, function):
+        """Send a single-file workload module (--workload-module FILE.py) to
+        the user's cluster, once (``Client.upload_file``): its workers
+        import the item function by its module's name. A package is the
+        user's to install there."""
+        import sys
+
+        from concbench.plugins import module_files
+
+        module = sys.modules.get(getattr(function, "__module__", None) or "")
+        path = getattr(module, "__file__", None)
+        if path and path not in self._sent and os.path.abspath(path) in module_files():
+            client.upload_file(path)
+            self._sent.add(path)
+
     def where(self):
         return ("cluster at %s" % self.address) if self.remote else "local cluster"
 
@@ -323,6 +369,8 @@ class Dask(Model):
         client = self.client()
         stamped = type(sync_fn) is Stamped
         function = sync_fn.function if stamped else sync_fn
+        if self.remote:
+            self.send_code(client, function)
         parts = chunked(items, self.chunk)
         done, received = [None] * len(parts), [None] * len(parts)
         try:
@@ -336,11 +384,22 @@ class Dask(Model):
                 index = position[future.key]
                 received[index] = now()
                 done[index] = part
-        except (OSError, TimeoutError) as exc:
-            # A connection to the scheduler that closed or timed out.
-            raise BatchLost("the %s stopped answering (%s: %s)" % (
-                self.where(), type(exc).__name__, str(exc).splitlines()[0]
-                if str(exc) else "")) from None
+        except BatchLost:
+            raise
+        except Exception as exc:
+            missing_code = import_error(exc)
+            if missing_code is not None:
+                # A task whose function the cluster cannot import (its
+                # scheduler reads the task graph, its workers run it).
+                raise BatchLost("the %s cannot import %s: install it on its workers, or "
+                                "give it as one file with --workload-module FILE.py" % (
+                                    self.where(), missing_code.name or missing_code)) from None
+            if isinstance(exc, (OSError, TimeoutError)):
+                # A connection to the scheduler that closed or timed out.
+                raise BatchLost("the %s stopped answering (%s: %s)" % (
+                    self.where(), type(exc).__name__, str(exc).splitlines()[0]
+                    if str(exc) else "")) from None
+            raise
         results = [result for part in done for result in part]
         if stamped:
             # The stamps in task order: each item ends when its task's

@@ -8,7 +8,8 @@ then looks again: the same scheduler and workers, still alive, the
 scheduler still counting two workers. Then it stops its cluster.
 
 SPEC is JSON: workdir, args (bench.py's), kill (true: stop the whole
-cluster, kill -9, the moment its scheduler holds a batch's tasks).
+cluster, kill -9, the moment its scheduler holds a batch's tasks), env
+(variables for bench.py alone, not for the cluster).
 """
 
 import json
@@ -82,6 +83,7 @@ def main(spec):
         seen = {"killed": False}
         bench = subprocess.Popen([sys.executable, BENCH] + spec["args"]
                                  + ["--dask-scheduler", address], cwd=spec["workdir"],
+                                 env=dict(os.environ, **spec.get("env", {})),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if spec.get("kill"):
             import threading

@@ -200,3 +200,60 @@ def test_a_cluster_that_dies_mid_batch_ends_its_row_and_the_others_go_on(tmp_pat
     for name in ("encode/sequential", "encode/threads-2"):
         runs, _ = runs_of(tmp_path / "out.json", name)
         assert len(runs) == 3, (name, len(runs))
+
+
+SQUARES = '''from concbench.workloads.simple import workload
+
+
+def numbers(rnd, count):
+    return [rnd.randrange(1000) for _ in range(count)]
+
+
+@workload("squares", items=numbers, count=40)
+def square(number):
+    return number * number
+'''
+
+
+def on_a_cluster(tmp_path, args, env=None):
+    """bench.py ``args`` on a scheduler and two workers of a network
+    namespace of the test's own (tests/dask_cluster_run.py)."""
+    need_dask()
+    if not sys.platform.startswith("linux"):
+        pytest.skip("network namespaces are Linux's")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
+                     % probe.stderr.strip())
+    spec = {"workdir": str(tmp_path), "args": args, "env": env or {}}
+    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_single_file_workload_is_sent_to_the_cluster_a_package_is_not(tmp_path):
+    """--workload-module FILE.py reaches the user's workers (uploaded): the
+    rows run and are checked. The same module as a package on this side's
+    path only: its batch is one line saying the workers cannot import it,
+    the row ends, bench.py exits 1."""
+    folder = tmp_path / "code"
+    folder.mkdir()
+    (folder / "squares.py").write_text(SQUARES)
+    run = ["--workload", "squares", "--model", "sequential,dask-cluster-chunk-10",
+           "-p", "2", "-n", "2", "-w", "0", "--no-control", "-o", "out.json"]
+    sent = tmp_path / "sent"
+    sent.mkdir()
+    seen = on_a_cluster(sent, ["--workload-module", str(folder / "squares.py")] + run)
+    assert seen["status"] == 0, seen
+    runs, _ = runs_of(sent / "out.json", "squares/dask-cluster-chunk-10")
+    assert len(runs) == 2 and all(r["failures"] == 0 and r["items"] == 80 for r in runs), runs
+    unsent = tmp_path / "unsent"
+    unsent.mkdir()
+    seen = on_a_cluster(unsent, ["--workload-module", "squares"] + run,
+                        env={"PYTHONPATH": str(folder)})
+    assert seen["status"] == 1, seen
+    said = flat(seen["stderr"])
+    assert ("cannot import squares: install it on its workers, or give it as one file "
+            "with --workload-module FILE.py") in said, said
+    assert "Traceback" not in seen["stderr"], seen["stderr"]
