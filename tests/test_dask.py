@@ -33,6 +33,23 @@ def runs_of(path, name):
     return [run.get_metadata() for run in bench.get_runs() if run.values], bench
 
 
+def on_a_cluster(tmp_path, args, env=None, kill=False):
+    """bench.py ``args`` on a scheduler and two workers of a network
+    namespace of the test's own (tests/dask_cluster_run.py)."""
+    need_dask()
+    if not sys.platform.startswith("linux"):
+        pytest.skip("network namespaces are Linux's")
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
+                     % probe.stderr.strip())
+    spec = {"workdir": str(tmp_path), "args": args, "env": env or {}, "kill": kill}
+    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def test_a_local_cluster_runs_checked_batches_counted_in_the_tree(tmp_path):
     """Every batch of dask-2-chunk-50 is checked against the reference's
     results with no failure, and its two worker processes are the model's:
@@ -140,21 +157,10 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
     the cluster (its address, 2 workers of 1 thread) and its workers'
     memory and CPU as the scheduler reports them; the scheduler and both
     workers are the same processes after the run, still serving."""
-    need_dask()
-    if not sys.platform.startswith("linux"):
-        pytest.skip("network namespaces are Linux's")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
-                     % probe.stderr.strip())
-    spec = {"workdir": str(tmp_path), "args": [
+    seen = on_a_cluster(tmp_path, [
         "--workload", "encode", "--items", "400", "--model",
         "sequential,dask-cluster-chunk-50", "-p", "2", "-n", "2", "-w", "0",
-        "--no-control", "-o", "out.json"]}
-    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
-                          capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    seen = json.loads(proc.stdout)
+        "--no-control", "-o", "out.json"])
     assert seen["status"] == 0, seen
     assert seen["cluster_before"] == seen["cluster_after"] and seen["still_serving"], seen
     runs, bench = runs_of(tmp_path / "out.json", "encode/dask-cluster-chunk-50")
@@ -175,21 +181,10 @@ def test_a_cluster_that_dies_mid_batch_ends_its_row_and_the_others_go_on(tmp_pat
     that batch fails in one line, its row ends there, every other row runs
     all its rounds and is in the file, and bench.py exits 1 saying which
     row ended early."""
-    need_dask()
-    if not sys.platform.startswith("linux"):
-        pytest.skip("network namespaces are Linux's")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
-                     % probe.stderr.strip())
-    spec = {"workdir": str(tmp_path), "kill": True, "args": [
+    seen = on_a_cluster(tmp_path, [
         "--workload", "encode", "--items", "2000", "--model",
         "sequential,dask-cluster-chunk-1,threads-2", "-p", "3", "-n", "2", "-w", "0",
-        "--no-control", "-o", "out.json"]}
-    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
-                          capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    seen = json.loads(proc.stdout)
+        "--no-control", "-o", "out.json"], kill=True)
     assert seen["killed"], seen
     assert seen["status"] == 1, seen
     said = flat(seen["stderr"])
@@ -213,23 +208,6 @@ def numbers(rnd, count):
 def square(number):
     return number * number
 '''
-
-
-def on_a_cluster(tmp_path, args, env=None):
-    """bench.py ``args`` on a scheduler and two workers of a network
-    namespace of the test's own (tests/dask_cluster_run.py)."""
-    need_dask()
-    if not sys.platform.startswith("linux"):
-        pytest.skip("network namespaces are Linux's")
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        skip_or_fail("no network namespace of the test's own here (unshare -n: %s)"
-                     % probe.stderr.strip())
-    spec = {"workdir": str(tmp_path), "args": args, "env": env or {}}
-    proc = subprocess.run(["unshare", "-n", sys.executable, str(CLUSTER_RUN), json.dumps(spec)],
-                          capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def test_a_single_file_workload_is_sent_to_the_cluster_a_package_is_not(tmp_path):
