@@ -341,6 +341,12 @@ class Dask(Model):
         for name in list(logging.root.manager.loggerDict):
             if name.split(".")[0] in ("distributed", "tornado"):
                 logging.getLogger(name).setLevel(logging.CRITICAL)
+        # Items travel inside the tasks, as a user's client.map sends them:
+        # rotate's images make a graph of tens of MiB a batch, which is this
+        # model's cost to measure, not a warning to print at every batch.
+        import warnings
+
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         if self.remote:
             self._client = Client(check_address(self.address), timeout=CONNECT_TIMEOUT_S,
                                   set_as_default=False)

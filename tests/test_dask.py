@@ -174,6 +174,13 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
         assert run["dask_cluster_memory"] > 2 * 20 * 2**20, run
         assert run["dask_cluster_cpu"] >= 0, run
     assert "dask-cluster-chunk-50" in flat(seen["stderr"]), seen
+    # The report's memory column says whose figure the cluster row's is.
+    report = subprocess.run([sys.executable, str(HERE.parent / "report.py"), "out.json",
+                             "--format", "csv"], cwd=tmp_path, capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    line = next(row for row in report.stdout.splitlines()
+                if row.split(",")[1:2] == ["encode/dask-cluster-chunk-50"])
+    assert "cluster RSS" in line, line
 
 
 def test_a_cluster_that_dies_mid_batch_ends_its_row_and_the_others_go_on(tmp_path):
@@ -235,3 +242,34 @@ def test_a_single_file_workload_is_sent_to_the_cluster_a_package_is_not(tmp_path
     assert ("cannot import squares: install it on its workers, or give it as one file "
             "with --workload-module FILE.py") in said, said
     assert "Traceback" not in seen["stderr"], seen["stderr"]
+
+
+@pytest.mark.quick
+def test_on_a_free_threaded_build_dask_that_turns_the_gil_on_is_left_out(monkeypatch):
+    """The master's check, in a Python of its own: where importing dask turns
+    the GIL back on, every dask row is left out with that reason; where it
+    stays off, none is; on a build with the GIL nothing is asked."""
+    import sysconfig
+    from types import SimpleNamespace
+
+    from concbench.models import dask as model
+
+    asked = []
+
+    def answer(printed):
+        def run(cmd, **kwargs):
+            asked.append(cmd)
+            return SimpleNamespace(returncode=0, stdout=printed + "\n", stderr="")
+        return run
+
+    monkeypatch.setattr(model, "missing", lambda: "")
+    monkeypatch.setattr(sysconfig, "get_config_var",
+                        lambda name: 1 if name == "Py_GIL_DISABLED" else None)
+    monkeypatch.setattr(subprocess, "run", answer("1"))
+    assert model.Dask.check_run(SimpleNamespace(), []) == {
+        "dask-*": "importing dask and distributed turns the GIL back on in this build"}
+    monkeypatch.setattr(subprocess, "run", answer("0"))
+    assert model.Dask.check_run(SimpleNamespace(), []) == {}
+    assert len(asked) == 2 and "sys._is_gil_enabled()" in asked[0][-1]
+    monkeypatch.setattr(sysconfig, "get_config_var", lambda name: None)
+    assert model.Dask.check_run(SimpleNamespace(), []) == {} and len(asked) == 2

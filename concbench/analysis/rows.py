@@ -27,17 +27,20 @@ MODEL_FACTS = (K.CONCURRENCY, K.PARALLELISM, K.INTERPRETERS, K.ITEM_SIDE)
 # pyperf's units of a benchmark's values.
 UNITS = ("second", "byte", "integer")
 # Where a row's peak memory comes from, in order of preference, with the
-# name its column gives it: the suite's own PSS of the process tree, else
+# name its column gives it: for a row run on a user's Dask cluster, its
+# workers' RSS as the scheduler reported it (the local tree holds only the
+# client's side); else the suite's own PSS of the process tree, else
 # what pyperf recorded of the one process that ran the benchmark (bytes,
 # per run): its worker's peak RSS, or the command's that pyperformance
 # runs in a process of its own.
-MEMORY_SOURCES = ((K.MEM_TREE_PEAK, "tree PSS"),
+TREE_PSS = "tree PSS"
+MEMORY_SOURCES = ((K.DASK_CLUSTER_MEMORY, "cluster RSS"),
+                  (K.MEM_TREE_PEAK, TREE_PSS),
                   ("mem_max_rss", "pyperf RSS"),
                   ("command_max_rss", "pyperf RSS"),
                   ("tracemalloc_peak", "tracemalloc"),
                   ("mem_peak", "pyperf track-memory"),
                   ("mem_peak_pagefile_usage", "pagefile"))
-TREE_PSS = MEMORY_SOURCES[0][1]
 
 
 class Row(pairs.SettledRow):

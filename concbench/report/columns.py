@@ -146,7 +146,7 @@ EVERY = [c.key for c in SHOWN]
 
 
 # The memory sources as a title or a marked cell names them.
-SHORT = {TREE_PSS: "PSS", "pyperf RSS": "RSS"}
+SHORT = {TREE_PSS: "PSS", "pyperf RSS": "RSS", "cluster RSS": "cluster RSS"}
 
 
 def memory_mark(d):
