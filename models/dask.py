@@ -353,7 +353,9 @@ class Dask(Model):
             return
         self._cluster = LocalCluster(
             n_workers=self.nworkers, threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR,
+            # No dashboard; its HTTP server on a port of its own, so that two
+            # clusters of one worker (a race's rows side by side) never meet.
+            dashboard_address=":0", silence_logs=logging.ERROR,
             preload=[__name__])
         self._client = Client(self._cluster, set_as_default=False)
 

@@ -31,7 +31,7 @@ t0 = time.perf_counter()
 from distributed import Client, LocalCluster
 t1 = time.perf_counter()
 cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
-                       dashboard_address=None, silence_logs=logging.ERROR)
+                       dashboard_address=":0", silence_logs=logging.ERROR)
 client = Client(cluster, set_as_default=False)
 t2 = time.perf_counter()
 client.close()

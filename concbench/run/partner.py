@@ -162,7 +162,7 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
     closes the pipe or ends. ``parent``: the worker this copy was forked
     from; ``copy``: the copy that goes on as the worker, whose status this
     process exits with."""
-    status = 0
+    status, model = 0, None
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # the worker decides
         from concbench.run.lifeline import follow
@@ -228,6 +228,13 @@ def _serve(connection, bench, prepared, parent=None, copy=None):
     finally:
         from concbench.run.run_figures import BatchProbe
         BatchProbe.close_sampler()      # exit skips atexit: reap it here
+        if model is not None:
+            # What the model opened (a reused pool, a cluster beside a
+            # race's leader) ends with it, as the worker's atexit would.
+            try:
+                model.close()
+            except Exception:
+                pass
         if copy is not None:
             _end_as(connection, copy)
         os._exit(status)
