@@ -15,12 +15,11 @@ REQUIRE_SERVICES = os.environ.get("CONCBENCH_REQUIRE_SERVICES") == "1"
 # Files whose tests make tox environments under the checkout's .tox: one
 # process at a time may build them.
 TOX_FILES = {"test_versions.py", "test_interpreters.py", "test_transparency.py"}
-# Files of long tests that share nothing (the simulations; the Dask
-# clusters): each test is a group of its own,
+# Files of long tests that share nothing: each test is a group of its own,
 # so that they spread over both processes (the simulations run in one
 # process each: the suite never runs more than two tests' work at once,
 # which its margins were measured beside).
-SPREAD_FILES = {"test_anytime.py", "test_dask.py"}
+SPREAD_FILES = {"test_anytime.py"}
 # The longest groups go out first (the tox environments' files, minutes
 # together, and the simulations of known truth, half a minute or more
 # each), so that the short ones even out the two processes' ends.

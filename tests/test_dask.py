@@ -22,6 +22,19 @@ HERE = Path(__file__).parent
 CLUSTER_RUN = HERE / "dask_cluster_run.py"
 
 
+SQUARES = '''from concbench.workloads.simple import workload
+
+
+def numbers(rnd, count):
+    return [rnd.randrange(1000) for _ in range(count)]
+
+
+@workload("squares", items=numbers, count=40)
+def square(number):
+    return number * number
+'''
+
+
 def need_dask():
     if any(importlib.util.find_spec(name) is None for name in ("dask", "distributed")):
         skip_or_fail("dask is not installed here (pip install '.[dask]')")
@@ -153,17 +166,19 @@ def test_a_scheduler_that_answers_nothing_is_one_line_within_30_s(tmp_path):
 def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path):
     """A scheduler and two workers started apart from the run, in a network
     namespace of the test's own (loopback only): --dask-scheduler runs
-    dask-cluster-chunk-C on them, each batch checked; the metadata names
-    the cluster (its address, 2 workers of 1 thread) and its workers'
+    dask-cluster-chunk-C on them, each batch checked, the workload a single
+    file (--workload-module FILE.py) that the run sends them; the metadata
+    names the cluster (its address, 2 workers of 1 thread) and its workers'
     memory and CPU as the scheduler reports them; the scheduler and both
     workers are the same processes after the run, still serving."""
+    (tmp_path / "squares.py").write_text(SQUARES)
     seen = on_a_cluster(tmp_path, [
-        "--workload", "encode", "--items", "400", "--model",
-        "sequential,dask-cluster-chunk-50", "-p", "2", "-n", "2", "-w", "0",
-        "--no-control", "-o", "out.json"])
+        "--workload-module", str(tmp_path / "squares.py"), "--workload", "squares",
+        "--items", "400", "--model", "sequential,dask-cluster-chunk-50", "-p", "2", "-n", "2",
+        "-w", "0", "--no-control", "-o", "out.json"])
     assert seen["status"] == 0, seen
     assert seen["cluster_before"] == seen["cluster_after"] and seen["still_serving"], seen
-    runs, bench = runs_of(tmp_path / "out.json", "encode/dask-cluster-chunk-50")
+    runs, bench = runs_of(tmp_path / "out.json", "squares/dask-cluster-chunk-50")
     meta = bench.get_metadata()
     assert meta["dask_scheduler"] == seen["address"], meta
     assert meta["interpreters"] == 2 and meta["parallelism"] == 2, meta
@@ -179,7 +194,7 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
                              "--format", "csv"], cwd=tmp_path, capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     line = next(row for row in report.stdout.splitlines()
-                if row.split(",")[1:2] == ["encode/dask-cluster-chunk-50"])
+                if row.split(",")[1:2] == ["squares/dask-cluster-chunk-50"])
     assert "cluster RSS" in line, line
 
 
@@ -204,38 +219,18 @@ def test_a_cluster_that_dies_mid_batch_ends_its_row_and_the_others_go_on(tmp_pat
         assert len(runs) == 3, (name, len(runs))
 
 
-SQUARES = '''from concbench.workloads.simple import workload
 
 
-def numbers(rnd, count):
-    return [rnd.randrange(1000) for _ in range(count)]
-
-
-@workload("squares", items=numbers, count=40)
-def square(number):
-    return number * number
-'''
-
-
-def test_a_single_file_workload_is_sent_to_the_cluster_a_package_is_not(tmp_path):
-    """--workload-module FILE.py reaches the user's workers (uploaded): the
-    rows run and are checked. The same module as a package on this side's
-    path only: its batch is one line saying the workers cannot import it,
-    the row ends, bench.py exits 1."""
+def test_a_package_the_cluster_cannot_import_is_one_line_and_ends_its_row(tmp_path):
+    """The workload as a package on this side's path only (a single file is
+    sent, as the test above shows): its batch is one line saying the
+    workers cannot import it, the row ends, bench.py exits 1."""
     folder = tmp_path / "code"
     folder.mkdir()
     (folder / "squares.py").write_text(SQUARES)
-    run = ["--workload", "squares", "--model", "sequential,dask-cluster-chunk-10",
-           "-p", "2", "-n", "2", "-w", "0", "--no-control", "-o", "out.json"]
-    sent = tmp_path / "sent"
-    sent.mkdir()
-    seen = on_a_cluster(sent, ["--workload-module", str(folder / "squares.py")] + run)
-    assert seen["status"] == 0, seen
-    runs, _ = runs_of(sent / "out.json", "squares/dask-cluster-chunk-10")
-    assert len(runs) == 2 and all(r["failures"] == 0 and r["items"] == 80 for r in runs), runs
-    unsent = tmp_path / "unsent"
-    unsent.mkdir()
-    seen = on_a_cluster(unsent, ["--workload-module", "squares"] + run,
+    seen = on_a_cluster(tmp_path, ["--workload-module", "squares", "--workload", "squares",
+                                   "--model", "sequential,dask-cluster-chunk-10", "-p", "2",
+                                   "-n", "1", "-w", "0", "--no-control", "-o", "out.json"],
                         env={"PYTHONPATH": str(folder)})
     assert seen["status"] == 1, seen
     said = flat(seen["stderr"])
