@@ -164,7 +164,7 @@ class Dask(Model):
         self._client = self._cluster = None
         # The user's cluster as found on connecting: (workers, threads).
         self._found = None
-        # The --workload-module files sent to the user's cluster so far.
+        # The modules whose code was looked at for sending (``send_code``).
         self._sent = set()
 
     @property
@@ -313,11 +313,13 @@ class Dask(Model):
 
         from concbench.plugins import module_files
 
-        module = sys.modules.get(getattr(function, "__module__", None) or "")
-        path = getattr(module, "__file__", None)
-        if path and path not in self._sent and os.path.abspath(path) in module_files():
+        name = getattr(function, "__module__", None) or ""
+        if name in self._sent:      # looked at once: no batch pays for it again
+            return
+        self._sent.add(name)
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path and os.path.abspath(path) in module_files():
             client.upload_file(path)
-            self._sent.add(path)
 
     def where(self):
         return ("cluster at %s" % self.address) if self.remote else "local cluster"
