@@ -94,11 +94,14 @@ def main(spec):
         print(json.dumps({"address": address, "status": bench.returncode,
                           "stderr": err, "cluster_before": before,
                           "cluster_after": after, "killed": seen["killed"],
-                          "still_serving": workers_of(address) == 2}))
+                          # (a killed cluster is not asked: its address
+                          # answers nothing until the connection gives up)
+                          "still_serving": not seen["killed"] and workers_of(address) == 2}))
     finally:
-        for proc in reversed(cluster):
+        # The workers first, while their scheduler still answers: a worker
+        # whose scheduler has gone waits seconds for it before it ends.
+        for proc in cluster[1:] + cluster[:1]:
             proc.terminate()
-        for proc in cluster:
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
