@@ -105,12 +105,19 @@ def test_kill_9_leaves_no_process_of_the_local_cluster(tmp_path):
     seen = attempt(tmp_path / "main", "SIGKILL", ["pool"], "main", run=run)
     assert seen["sent"] and seen["status"] == -signal.SIGKILL, seen
     assert not seen["left"], "running 5 s after the kill: %s" % seen
-    seen = attempt(tmp_path / "worker", "SIGKILL", ["pool"], "worker", run=run)
-    killed = seen["worker_killed"]
-    assert killed and killed["worker"], seen
-    assert killed["children_gone"] is not None and killed["children_gone"] < 5.0, killed
+    # A worker is caught with its cluster's processes, or while it closes
+    # them after its batches (they end on their own then): up to three
+    # tries for one that held its cluster when it was killed.
+    for index in range(3):
+        seen = attempt(tmp_path / ("worker-%d" % index), "SIGKILL", ["pool"], "worker",
+                       run=run)
+        killed = seen["worker_killed"]
+        assert killed and killed["worker"], seen
+        assert killed["children_gone"] is not None and killed["children_gone"] < 5.0, killed
+        assert not seen["left"], seen
+        if any("spawn_main" in name for name in killed["children"]):
+            break
     assert any("spawn_main" in name for name in killed["children"]), killed
-    assert not seen["left"], seen
     print("a killed worker's %d processes (its cluster's among them) were gone %.3f s later"
           % (len(killed["children"]), killed["children_gone"]))
 
