@@ -11,11 +11,19 @@ workload of the user's kind whose items cost nothing, at 50 to 400 items,
 with processes-2-chunk-1 and dask-2-chunk-1: the per-task cost of dask-2 is
 the slope of its batch time against the item count, less processes-2's.
 
-``python research/measure_dask.py crossover FOLDER`` runs the same workload
-at growing item costs (about 20 us to 60 ms of pure-Python arithmetic, 40
-items): the crossover is the smallest item cost at which dask-2-chunk-1 is
-the same within the band as processes-2-chunk-1, or faster (its time over
-theirs, through the speedups, at or below the band's upper end).
+``python research/measure_dask.py crossover FOLDER [WORKERS] [STEPS,...]``
+runs the same workload at growing item costs (about 20 us to 250 ms of
+pure-Python arithmetic; 40 items, fewer past 80 ms so that a batch stays
+near 3 s of work): the crossover is the smallest item cost at which
+dask-N-chunk-1 is the same within the band as processes-N-chunk-1, or
+faster (its time over theirs, through the speedups, at or below the band's
+upper end). N is WORKERS (2 by default).
+
+``python research/measure_dask.py cpu-share [WORKERS]`` says where a local
+cluster's CPU goes, read from /proc by psutil: idle for 10 s, then over
+batches of 400 tasks that cost nothing and of 40 tasks of about 70 ms: the
+client's process (the scheduler runs there, in LocalCluster) and the
+workers, against a process pool's workers running the same items.
 
 FOLDER keeps each run's JSON and the workload modules it wrote.
 """
@@ -71,7 +79,9 @@ def spin(seed):
         total = (total * 31 + step) %% 1000003
     return total
 """
-MODELS = "sequential,processes-2-chunk-1,dask-2-chunk-1"
+
+def models(workers):
+    return "sequential,processes-%d-chunk-1,dask-%d-chunk-1" % (workers, workers)
 
 
 def module(folder, steps):
@@ -81,8 +91,9 @@ def module(folder, steps):
     return path
 
 
-def bench(folder, path, items, rounds, label):
-    """One bench.py run of MODELS on the module at ``path``: its rows."""
+def bench(folder, path, items, rounds, label, workers=2):
+    """One bench.py run of ``models(workers)`` on the module at ``path``:
+    its rows."""
     from concbench.analysis.rows import build_rows
 
     import pyperf
@@ -91,7 +102,7 @@ def bench(folder, path, items, rounds, label):
     if os.path.exists(out):
         os.remove(out)
     subprocess.run([sys.executable, os.path.join(ROOT, "bench.py"), "--workload-module", path,
-                    "--workload", "costly", "--items", str(items), "--model", MODELS,
+                    "--workload", "costly", "--items", str(items), "--model", models(workers),
                     "-p", str(rounds), "--no-control", "-o", out],
                    check=True, capture_output=True, text=True)
     rows = build_rows(pyperf.BenchmarkSuite.load(out))["costly"]
@@ -128,38 +139,130 @@ def task_cost(folder, counts=(50, 100, 200, 400), rounds=5):
         (slopes["dask-2-chunk-1"] - slopes["processes-2-chunk-1"]) * 1e6))
 
 
-def crossover(folder, levels=(300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000),
-              rounds=5):
+# Steps of the loop an item runs: about 20 us to 250 ms an item here.
+LEVELS = (300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000, 3000000)
+
+
+def crossover(folder, workers=2, levels=LEVELS, rounds=5):
     from concbench import rules
     from concbench.analysis.comparisons import compare
 
     found = None
+    dask_name, pool_name = "dask-%d-chunk-1" % workers, "processes-%d-chunk-1" % workers
     for steps in levels:
         cost = step_cost(steps, folder)
-        rows = bench(folder, module(folder, steps), 40, rounds, "cost-%d" % steps)
-        dask, pool = rows["dask-2-chunk-1"], rows["processes-2-chunk-1"]
+        # 40 items; past 80 ms an item, as many as make about 3.2 s of work.
+        items = max(8, min(40, round(3.2 / cost)))
+        rows = bench(folder, module(folder, steps), items, rounds,
+                     "cost-%d-w%d" % (steps, workers), workers)
+        dask, pool = rows[dask_name], rows[pool_name]
         ratio = compare(dask, pool)
         keeps_up = ratio is not None and ratio.high is not None and \
             ratio.high <= rules.SAME_BAND[1]
-        print("item %7.1f us: dask-2 %.2fx, processes-2 %.2fx; dask-2's time over "
-              "processes-2's %s%s" % (cost * 1e6, dask.speedup, pool.speedup,
-                                      "%.2f [%.2f-%.2f]" % (ratio.point, ratio.low, ratio.high)
-                                      if ratio and ratio.low else "(no interval)",
-                                      ": the same or faster" if keeps_up else ""))
+        print("item %9.1f us, %2d items: dask-%d %.2fx, processes-%d %.2fx; dask-%d's time "
+              "over processes-%d's %s%s" % (
+                  cost * 1e6, items, workers, dask.speedup, workers, pool.speedup, workers,
+                  workers, "%.2f [%.2f-%.2f]" % (ratio.point, ratio.low, ratio.high)
+                  if ratio and ratio.low else "(no interval)",
+                  ": the same or faster" if keeps_up else ""), flush=True)
         if keeps_up and found is None:
             found = cost
     print("crossover: %s" % ("%.1f us an item" % (found * 1e6) if found
                              else "none within these costs"))
 
 
+CPU_SHARE = r'''
+import logging, os, statistics, sys, time
+from concurrent.futures import ProcessPoolExecutor
+import psutil
+from distributed import Client, LocalCluster, as_completed
+
+
+def spin(seed, steps):
+    total = seed
+    for step in range(steps):
+        total = (total * 31 + step) % 1000003
+    return total
+
+
+def seconds(proc):
+    times = proc.cpu_times()
+    return times.user + times.system
+
+
 if __name__ == "__main__":
-    what = sys.argv[1:2]
+    cluster = LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=logging.ERROR)
+    client = Client(cluster, set_as_default=False)
+    me = psutil.Process()
+    workers = [psutil.Process(pid) for pid in client.run(os.getpid).values()]
+
+    def used(during):
+        before = [seconds(me), sum(seconds(w) for w in workers)]
+        started = time.perf_counter()
+        during()
+        took = time.perf_counter() - started
+        return took, seconds(me) - before[0], sum(seconds(w) for w in workers) - before[1]
+
+    def batch(count, steps):
+        def run():
+            futures = client.map(spin, range(1, count + 1), [steps] * count, pure=False)
+            for _ in as_completed(futures, with_results=True, loop=client.loop):
+                pass
+        return run
+
+    took, mine, theirs = used(lambda: time.sleep(10))
+    print("idle 10 s: the client's process (and scheduler) %.1f%% of a core, the workers "
+          "%.1f%% of a core together" % (100 * mine / took, 100 * theirs / took))
+    for count, steps in ((400, 0), (40, 1000000)):
+        batch(count, steps)()
+        found = [used(batch(count, steps)) for _ in range(5)]
+        took, mine, theirs = (statistics.median(f[i] for f in found) for i in range(3))
+        # The same items on a process pool of as many processes: its
+        # workers' CPU is the work as it runs two at a time here.
+        with ProcessPoolExecutor(len(workers)) as pool:
+            list(pool.map(spin, range(1, count + 1), [steps] * count))
+            kids = psutil.Process().children()
+            pooled = []
+            for _ in range(5):
+                before = sum(seconds(k) for k in kids)
+                started = time.perf_counter()
+                list(pool.map(spin, range(1, count + 1), [steps] * count))
+                pooled.append((time.perf_counter() - started,
+                               sum(seconds(k) for k in kids) - before))
+        pool_took, pool_cpu = (statistics.median(p[i] for p in pooled) for i in range(2))
+        print("%d tasks of %d steps: batch %.3f s (a process pool's %.3f s); CPU of the "
+              "client's process %.3f s (%.2f ms a task), of the workers %.3f s, the pool's "
+              "%.3f s (%.2f ms a task more)" % (
+                  count, steps, took, pool_took, mine, 1e3 * mine / count, theirs,
+                  pool_cpu, 1e3 * (theirs - pool_cpu) / count))
+    client.close()
+    cluster.close()
+'''
+
+
+def cpu_share(workers=2):
+    found = subprocess.run([sys.executable, "-c", CPU_SHARE, str(workers)],
+                           capture_output=True, text=True, check=True)
+    print(found.stdout, end="")
+
+
+if __name__ == "__main__":
+    what, rest = sys.argv[1:2], sys.argv[2:]
     if what == ["start"]:
-        start(*(int(arg) for arg in sys.argv[2:4]))
-    elif what in (["task-cost"], ["crossover"]) and len(sys.argv) == 3:
-        os.makedirs(sys.argv[2], exist_ok=True)
+        start(*(int(arg) for arg in rest[:2]))
+    elif what == ["cpu-share"]:
+        cpu_share(*(int(arg) for arg in rest[:1]))
+    elif what == ["task-cost"] and len(rest) == 1:
+        os.makedirs(rest[0], exist_ok=True)
         sys.path.insert(0, ROOT)
-        (task_cost if what == ["task-cost"] else crossover)(sys.argv[2])
+        task_cost(rest[0])
+    elif what == ["crossover"] and 1 <= len(rest) <= 3:
+        os.makedirs(rest[0], exist_ok=True)
+        sys.path.insert(0, ROOT)
+        crossover(rest[0], int(rest[1]) if len(rest) > 1 else 2,
+                  tuple(int(x) for x in rest[2].split(",")) if len(rest) > 2 else LEVELS)
     else:
         sys.exit("usage: python research/measure_dask.py start [WORKERS] [REPEATS] | "
-                 "task-cost FOLDER | crossover FOLDER")
+                 "cpu-share [WORKERS] | task-cost FOLDER | crossover FOLDER [WORKERS] "
+                 "[STEPS,...]")
