@@ -225,6 +225,15 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
     line = next(row for row in report.stdout.splitlines()
                 if row.split(",")[1:2] == ["squares/dask-cluster-chunk-50"])
     assert "cluster RSS" in line, line
+    # Its workers are not this machine's: the client's CPU it measured is
+    # no cost of an item, so it has no cores and no ideal, and the local
+    # rows' ideal is not read from it.
+    report = subprocess.run([sys.executable, str(HERE.parent / "report.py"), "out.json",
+                             "--format", "json"], cwd=tmp_path, capture_output=True, text=True)
+    rows = {row["model"]: row for row in json.loads(report.stdout)["workloads"]["squares"]["rows"]}
+    cluster = rows["dask-cluster-chunk-50"]
+    assert cluster["ideal_s"] is None and cluster["cpu_cores"] is None, cluster
+    assert rows["sequential"]["ideal_from"] == "sequential", rows["sequential"]
 
 
 def test_a_cluster_that_dies_mid_batch_ends_its_row_and_the_others_go_on(tmp_path):

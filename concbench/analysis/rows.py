@@ -34,7 +34,8 @@ UNITS = ("second", "byte", "integer")
 # per run): its worker's peak RSS, or the command's that pyperformance
 # runs in a process of its own.
 TREE_PSS = "tree PSS"
-MEMORY_SOURCES = ((K.DASK_CLUSTER_MEMORY, "cluster RSS"),
+CLUSTER_RSS = "cluster RSS"
+MEMORY_SOURCES = ((K.DASK_CLUSTER_MEMORY, CLUSTER_RSS),
                   (K.MEM_TREE_PEAK, TREE_PSS),
                   ("mem_max_rss", "pyperf RSS"),
                   ("command_max_rss", "pyperf RSS"),
@@ -65,7 +66,12 @@ class Row(pairs.SettledRow):
         self.values = bench.get_values()
         self.items = self.meta.get(K.ITEMS_PER_BATCH)
         self.items_per_s = self.items / self.mean if self.items else None
-        self.cores = self._cores()
+        # A row whose items ran on a user's Dask cluster: its process tree
+        # is the client's side only, so its CPU is no model's cost of an
+        # item (no cores, no part in any ideal) and its memory is the
+        # cluster's own figure (MEMORY_SOURCES).
+        self.elsewhere = K.DASK_SCHEDULER in self.meta
+        self.cores = None if self.elsewhere else self._cores()
         key, self.mem_source = next(
             ((key, name) for key, name in MEMORY_SOURCES
              if any(key in m for m in self.runs)), (None, None))
@@ -133,6 +139,8 @@ class Row(pairs.SettledRow):
         """CPU per item over the runs whose accounting covered every process
         the sampler saw (``cpu_complete``): an undercount would drag the
         ideal of every row of the workload down."""
+        if self.elsewhere:
+            return None
         complete = [meta for meta in self.runs if meta.get(K.CPU_COMPLETE) != "no"]
         cpu, items = across_runs(complete, K.CPU_TREE), across_runs(complete, K.ITEMS)
         return cpu / items if cpu is not None and items else None
@@ -200,8 +208,9 @@ class Row(pairs.SettledRow):
     def compute_ideal(self, reference, cpu_count, least):
         """``reference``: the reference model's row; ``least``: the row with
         the least CPU per item of the workload (IO: of this row's client
-        side, sync or async, whose libraries differ), or None."""
-        if not self.settles(reference):
+        side, sync or async, whose libraries differ), or None. A row run
+        on a user's cluster has none: its workers are not this machine's."""
+        if not self.settles(reference) or self.elsewhere:
             return
         cpu_per_item = least.cpu_per_item if least else None
         kind = self.meta.get(K.WORKLOAD_KIND)

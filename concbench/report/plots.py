@@ -12,7 +12,7 @@ from concbench import schema as K
 from concbench.formatting import format_time
 
 from .columns import MIB, memory_sources
-from concbench.analysis.rows import TREE_PSS
+from concbench.analysis.rows import CLUSTER_RSS, TREE_PSS
 from concbench import rules
 from concbench.rules import LEVEL_TEXT
 from .document import is_comparison, label
@@ -200,7 +200,8 @@ def models_figure(plt, name, entry):
     time.set_title(title + (" against the ideal" if ideal else ""))
     _legend_below(time)
     # Memory of the process tree: what was there before the batch, and added;
-    # pyperf's figure of one process is a peak alone.
+    # pyperf's figure of one process, or a user's Dask cluster's RSS of its
+    # workers, is a peak alone.
     peaks = [(row["mem_peak_bytes"] or 0) / MIB for row in rows]
     added = [(row["mem_added_bytes"] or 0) / MIB for row in rows]
     tree = [row.get("mem_peak_source") in (None, TREE_PSS) for row in rows]
@@ -215,7 +216,9 @@ def models_figure(plt, name, entry):
             memory.barh(places, [p if row.get("mem_peak_source") == source else 0
                                  for p, row in zip(peaks, rows)],
                         color="#ffffff", edgecolor="#555555", hatch="//",
-                        label="peak, %s of one process" % source)
+                        label="peak, %s" % (
+                            "the cluster's workers' RSS" if source == CLUSTER_RSS
+                            else source + " of one process"))
     memory.set_title("peak memory of the process tree (MiB, PSS)" if all(tree)
                      else "peak memory (MiB)")
     _legend_below(memory)

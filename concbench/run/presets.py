@@ -168,6 +168,8 @@ PLUGIN_MODELS = {
                      THREAD_POOL_DEFAULT, PROCESS_POOL_DEFAULT,
                      ladder("processes-{n}-chunk-1", USABLE),
                      ladder("processes-{n}-chunk-{chunk}", USABLE, chunk=POOL_MAP),
+                     # A Dask cluster, the step past a process pool.
+                     ladder("dask-{n}-chunk-{chunk}", ALL, chunk=10),
                      "asyncio", "uvloop",
                      ladder("hybrid-{n}", USABLE)],
              "io": ["sequential", "threads-4", "threads-16", "threads-64",
