@@ -11,13 +11,13 @@ workload of the user's kind whose items cost nothing, at 50 to 400 items,
 with processes-2-chunk-1 and dask-2-chunk-1: the per-task cost of dask-2 is
 the slope of its batch time against the item count, less processes-2's.
 
-``python research/measure_dask.py crossover FOLDER [WORKERS] [STEPS,...]``
-runs the same workload at growing item costs (about 20 us to 250 ms of
+``python research/measure_dask.py crossover FOLDER [WORKERS] [STEPS,...]
+[ROUNDS]`` runs the same workload at growing item costs (about 20 us to 250 ms of
 pure-Python arithmetic; 40 items, fewer past 80 ms so that a batch stays
 near 3 s of work): the crossover is the smallest item cost at which
 dask-N-chunk-1 is the same within the band as processes-N-chunk-1, or
 faster (its time over theirs, through the speedups, at or below the band's
-upper end). N is WORKERS (2 by default).
+upper end). N is WORKERS (2 by default), over ROUNDS rounds (5).
 
 ``python research/measure_dask.py cpu-share [WORKERS]`` says where a local
 cluster's CPU goes, read from /proc by psutil: idle for 10 s, then over
@@ -257,12 +257,13 @@ if __name__ == "__main__":
         os.makedirs(rest[0], exist_ok=True)
         sys.path.insert(0, ROOT)
         task_cost(rest[0])
-    elif what == ["crossover"] and 1 <= len(rest) <= 3:
+    elif what == ["crossover"] and 1 <= len(rest) <= 4:
         os.makedirs(rest[0], exist_ok=True)
         sys.path.insert(0, ROOT)
         crossover(rest[0], int(rest[1]) if len(rest) > 1 else 2,
-                  tuple(int(x) for x in rest[2].split(",")) if len(rest) > 2 else LEVELS)
+                  tuple(int(x) for x in rest[2].split(",")) if len(rest) > 2 else LEVELS,
+                  int(rest[3]) if len(rest) > 3 else 5)
     else:
         sys.exit("usage: python research/measure_dask.py start [WORKERS] [REPEATS] | "
                  "cpu-share [WORKERS] | task-cost FOLDER | crossover FOLDER [WORKERS] "
-                 "[STEPS,...]")
+                 "[STEPS,...] [ROUNDS]")
