@@ -354,3 +354,35 @@ def test_values_of_other_units_are_not_compared_as_times(tmp_path):
     assert document["benchmarks"][0]["files"][1]["not_comparable"] == "different units"
     text = report([memory, times], tmp_path).stdout
     assert "memory value" in text and "value change" in text and "memory time" not in text
+
+
+@pytest.mark.quick
+def test_a_row_run_on_a_users_cluster_has_no_cores_and_sets_no_ideal(tmp_path):
+    """rotate/threads-2 made a row of a user's Dask cluster: its runs name
+    two schedulers (a cluster restarted between --append-ed runs; pyperf
+    then drops the key from the benchmark's metadata) and carry the
+    cluster's memory, and its tree's CPU is the client's side only (a
+    hundredth of the work). It shows no cores, CPU, system share or added
+    memory, has no ideal, and no other row's ideal is read from it."""
+    data = json.loads(SMALL.read_text())
+    bench = next(b for b in data["benchmarks"] if b["metadata"].get("name") == "rotate/threads-2")
+    for index, run in enumerate(bench["runs"]):
+        meta = run.setdefault("metadata", {})
+        if "cpu_tree" in meta:
+            meta["dask_scheduler"] = "tcp://127.0.0.1:%d" % (8786 + index % 2)
+            meta["dask_cluster_memory"] = 150 * 2 ** 20
+            meta["cpu_tree"] /= 100.0
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data))
+    shown = report([path, "--format", "json"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    rows = {row["model"]: row for row in json.loads(shown.stdout)["workloads"]["rotate"]["rows"]}
+    cluster = rows["threads-2"]
+    for key in ("cpu_cores", "ideal_s", "cpu_s_per_batch", "cpu_system_share",
+                "mem_added_bytes"):
+        assert cluster[key] is None, (key, cluster)
+    assert cluster["mem_peak_source"] == "cluster RSS", cluster
+    assert all(row["ideal_from"] != "threads-2" for row in rows.values()), rows
+    assert rows["processes-2-chunk-2"]["ideal_s"] is not None
+    text = report([path], tmp_path)
+    assert text.returncode == 0 and "(threads-2's)" not in text.stdout, text.stdout

@@ -66,11 +66,16 @@ class Row(pairs.SettledRow):
         self.values = bench.get_values()
         self.items = self.meta.get(K.ITEMS_PER_BATCH)
         self.items_per_s = self.items / self.mean if self.items else None
-        # A row whose items ran on a user's Dask cluster: its process tree
-        # is the client's side only, so its CPU is no model's cost of an
-        # item (no cores, no part in any ideal) and its memory is the
-        # cluster's own figure (MEMORY_SOURCES).
-        self.elsewhere = K.DASK_SCHEDULER in self.meta
+        # A row whose items ran on a user's Dask cluster (in any of its runs:
+        # pyperf drops a key from the benchmark's metadata where runs
+        # differ, as two clusters' addresses do): its process tree is the
+        # client's side only, so its CPU and the memory it added are no
+        # model's cost of an item (no cores, CPU or system share, no part
+        # in any ideal) and its memory is the cluster's own figure
+        # (MEMORY_SOURCES).
+        self.elsewhere = any(K.DASK_SCHEDULER in m or K.DASK_CLUSTER_MEMORY in m
+                             or K.DASK_CLUSTER_CPU in m
+                             for m in [self.meta] + list(self.runs))
         self.cores = None if self.elsewhere else self._cores()
         key, self.mem_source = next(
             ((key, name) for key, name in MEMORY_SOURCES
@@ -80,7 +85,7 @@ class Row(pairs.SettledRow):
         self.mem_peak = statistics.median(self.mem_peaks) if self.mem_peaks else None
         added = [m[K.MEM_TREE_PEAK] - m[K.MEM_TREE_BASE] for m in self.runs
                  if K.MEM_TREE_PEAK in m and K.MEM_TREE_BASE in m]
-        self.mem_added = statistics.median(added) if added else None
+        self.mem_added = statistics.median(added) if added and not self.elsewhere else None
         self.failures = across_runs(self.runs, K.FAILURES)
         self.latency = latencies.histogram(self.runs)
         self.cpu_per_item = self._cpu_per_item()
@@ -92,12 +97,15 @@ class Row(pairs.SettledRow):
             self.within_floor = pairs.in_worker(self.pairing, self.timed_runs())
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
-        self.system_share = statistics.median(system) if system else None
+        self.system_share = (statistics.median(system) if system and not self.elsewhere
+                             else None)
         self.gap = None         # the median time between paired batches
         # The reference's batches beside this row's against those beside the
         # control's: what this model's leftovers did to the reference.
         self.reference_shift = None
         self.ideal = None
+        # Whether the ideal is the reference's time (no model's CPU figures).
+        self.ideal_from_time = False
         self.ideal_from = None  # the model whose CPU per item set the ideal
         self.efficiency = None
         self.flags = []
@@ -127,7 +135,10 @@ class Row(pairs.SettledRow):
         return statistics.median(shares) if shares else None
 
     def per_batch(self, *keys):
-        """Median over runs of the keys' sum divided by the run's batches."""
+        """Median over runs of the keys' sum divided by the run's batches
+        (none of CPU for a row run elsewhere: its tree is the client's)."""
+        if self.elsewhere and K.CPU_TREE in keys:
+            return None
         shares = []
         for run, meta in self.timed_runs():
             if all(key in meta for key in keys):
@@ -229,8 +240,11 @@ class Row(pairs.SettledRow):
             # 11f3489.) Without CPU figures, the reference's time stands in.
             if cpu_per_item and self.items:
                 work, self.ideal_from = self.items * cpu_per_item, least.model
+            elif reference.elsewhere:
+                return      # its time is a cluster's, no bound of this machine's
             else:
                 work, self.ideal_from = reference.mean, reference.model
+                self.ideal_from_time = True
             self.ideal = work / min(self.workers(), cpu_count or 1)
         if self.ideal:
             self.efficiency = self.ideal / self.mean

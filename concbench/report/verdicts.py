@@ -148,10 +148,14 @@ def takeaways(rows, control=None):
         lines.append("cpu-incomplete: %s saw a process exit that no process "
                      "whose CPU is read had reaped; its CPU figures are low and "
                      "left out of the ideal" % ", ".join(incomplete))
-    source = next((r.ideal_from for r in ours if r.ideal_from), None)
+    source = next((r for r in ours if r.ideal_from), None)
     if source and ours[0].meta.get(K.WORKLOAD_KIND) == "cpu":
-        lines.append("ideal: from the least CPU per item of any model (%s's)"
-                     % source)
+        if source.ideal_from_time:
+            lines.append("ideal: from the reference's time (%s's; no model's CPU "
+                         "figures)" % source.ideal_from)
+        else:
+            lines.append("ideal: from the least CPU per item of any model (%s's)"
+                         % source.ideal_from)
     above = [r.model for r in ours if "above-ideal" in r.flags]
     if above:
         lines.append("above-ideal: %s ran faster than the ideal made from the "
