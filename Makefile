@@ -93,8 +93,10 @@ $(STAMP): pyproject.toml constraints.txt setup.cfg
 	rm -rf *.egg-info
 	@# uv (pinned, as tox's environments use it) installs the pins in a
 	@# quarter of pip's time; modules compile when first imported, not here.
+	@# uv reads its own settings, not pip's: behind a mirror, set
+	@# UV_INDEX_URL (or UV_DEFAULT_INDEX) as well as pip's index.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
-		$$(grep '^uv==' constraints.txt)
+		-c constraints.txt uv
 	$(FIND_ENV) $(BIN)/uv pip install --quiet --python $(BIN)/python \
 		-c constraints.txt -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
