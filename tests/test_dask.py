@@ -168,9 +168,11 @@ def unanswered(request, tmp_path_factory):
         yield None
         return
     folder = tmp_path_factory.mktemp("unanswered")
-    with socket.socket() as sock:       # a port that was free a moment ago
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    # A port bound and never listened on: a connection there is refused,
+    # and no other process can take it meanwhile.
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
     seen = {"port": port, "folder": folder}
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, BENCH, "--workload", "encode", "--model",
@@ -189,7 +191,9 @@ def unanswered(request, tmp_path_factory):
     yield seen, waiter
     if proc.poll() is None:
         proc.kill()
+        proc.wait()
     waiter.join(timeout=10)
+    held.close()
 
 
 def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path):
@@ -230,6 +234,7 @@ def test_the_rows_run_on_a_cluster_of_the_users_and_leave_it_as_it_was(tmp_path)
     # rows' ideal is not read from it.
     report = subprocess.run([sys.executable, str(HERE.parent / "report.py"), "out.json",
                              "--format", "json"], cwd=tmp_path, capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
     rows = {row["model"]: row for row in json.loads(report.stdout)["workloads"]["squares"]["rows"]}
     cluster = rows["dask-cluster-chunk-50"]
     assert cluster["ideal_s"] is None and cluster["cpu_cores"] is None, cluster
