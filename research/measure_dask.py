@@ -12,7 +12,7 @@ with processes-2-chunk-1 and dask-2-chunk-1: the per-task cost of dask-2 is
 the slope of its batch time against the item count, less processes-2's.
 
 ``python research/measure_dask.py crossover FOLDER [WORKERS] [STEPS,...]
-[ROUNDS]`` runs the same workload at growing item costs (about 20 us to 250 ms of
+[ROUNDS]`` runs the same workload at growing item costs (about 20 us to 250-300 ms of
 pure-Python arithmetic; 40 items, fewer past 80 ms so that a batch stays
 near 3 s of work): the crossover is the smallest item cost at which
 dask-N-chunk-1 is the same within the band as processes-N-chunk-1, or
@@ -139,7 +139,7 @@ def task_cost(folder, counts=(50, 100, 200, 400), rounds=5):
         (slopes["dask-2-chunk-1"] - slopes["processes-2-chunk-1"]) * 1e6))
 
 
-# Steps of the loop an item runs: about 20 us to 250 ms an item here.
+# Steps of the loop an item runs: about 20 us to 250-300 ms an item here.
 LEVELS = (300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000, 3000000)
 
 
@@ -222,7 +222,9 @@ if __name__ == "__main__":
         # workers' CPU is the work as it runs two at a time here.
         with ProcessPoolExecutor(len(workers)) as pool:
             list(pool.map(spin, range(1, count + 1), [steps] * count))
-            kids = psutil.Process().children()
+            # The pool's own processes: not the cluster's workers, not
+            # multiprocessing's resource tracker.
+            kids = [psutil.Process(pid) for pid in pool._processes]
             pooled = []
             for _ in range(5):
                 before = sum(seconds(k) for k in kids)
