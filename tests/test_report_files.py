@@ -386,3 +386,29 @@ def test_a_row_run_on_a_users_cluster_has_no_cores_and_sets_no_ideal(tmp_path):
     assert rows["processes-2-chunk-2"]["ideal_s"] is not None
     text = report([path], tmp_path)
     assert text.returncode == 0 and "(threads-2's)" not in text.stdout, text.stdout
+
+
+@pytest.mark.quick
+def test_rows_of_two_clusters_of_other_shapes_are_not_compared(tmp_path):
+    """The same row on a user's Dask cluster of 2 workers in one file and of
+    4 in the other: the two files' comparison and the gate leave it out,
+    naming why, and compare the rest."""
+    paths = []
+    for workers in (2, 4):
+        data = json.loads(SMALL.read_text())
+        bench = next(b for b in data["benchmarks"]
+                     if b["metadata"].get("name") == "rotate/threads-2")
+        bench["metadata"].update(dask_scheduler="tcp://127.0.0.1:8786",
+                                 interpreters=workers, parallelism=workers)
+        paths.append(tmp_path / ("w%d.json" % workers))
+        paths[-1].write_text(json.dumps(data))
+    shown = report(paths + ["--format", "csv"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    lines = [line for line in shown.stdout.splitlines() if line.startswith("rotate/")]
+    assert any(line.startswith("rotate/threads-2,") and "w4.json" in line and
+               "different Dask clusters (workers and threads)" in line for line in lines)
+    assert sum("different Dask clusters" in line for line in lines) == 1, lines
+    gate = report(paths + ["--fail-on", "changed"], tmp_path)
+    assert gate.returncode == 0, gate.stderr
+    assert "not compared, different Dask clusters (workers and threads): rotate/threads-2" \
+        in flat_text(gate.stderr), gate.stderr

@@ -89,6 +89,13 @@ def not_comparable(row, ref):
     """What differs between two files' rows that must not ("" if nothing)."""
     differ = [label for key, label in SAME_IN_A_COMPARISON
               if row.meta.get(key) != ref.meta.get(key)]
+    # A row run on a user's Dask cluster: the same cluster's shape, its
+    # workers and their threads (its address may change as it restarts).
+    if getattr(row, "elsewhere", False) or getattr(ref, "elsewhere", False):
+        shape = (K.INTERPRETERS, K.PARALLELISM)
+        if (getattr(row, "elsewhere", False) != getattr(ref, "elsewhere", False)
+                or [row.meta.get(k) for k in shape] != [ref.meta.get(k) for k in shape]):
+            differ.append("Dask clusters (workers and threads)")
     # pyperf's unit of the values (seconds unless a file says bytes).
     if getattr(row, "unit", "second") != getattr(ref, "unit", "second"):
         differ.append("units")
