@@ -35,6 +35,10 @@ UNITS = ("second", "byte", "integer")
 # runs in a process of its own.
 TREE_PSS = "tree PSS"
 CLUSTER_RSS = "cluster RSS"
+# The keys that say a row ran on a user's Dask cluster, and the figures of
+# its local tree that are then the client's side only.
+CLUSTER_KEYS = (K.DASK_SCHEDULER, K.DASK_CLUSTER_MEMORY, K.DASK_CLUSTER_CPU)
+CLIENT_SIDE = (K.CPU_TREE, K.CPU_TREE_SYSTEM, K.MEM_TREE_BASE)
 MEMORY_SOURCES = ((K.DASK_CLUSTER_MEMORY, CLUSTER_RSS),
                   (K.MEM_TREE_PEAK, TREE_PSS),
                   ("mem_max_rss", "pyperf RSS"),
@@ -54,6 +58,18 @@ class Row(pairs.SettledRow):
         self.name = bench.get_name()
         self.meta = bench.get_metadata()
         self.runs = run_figures(bench)
+        # A row whose items ran on a user's Dask cluster (in any of its runs:
+        # pyperf drops a key from the benchmark's metadata where runs
+        # differ, as two clusters' addresses do): its process tree is the
+        # client's side only, so the CPU and the memory it added are no
+        # model's cost of an item. They are left out of its figures here:
+        # it shows no cores, CPU or system share, gives no ideal its CPU,
+        # and its memory is the cluster's own figure (MEMORY_SOURCES).
+        self.elsewhere = any(key in m for m in [self.meta] + self.runs
+                             for key in CLUSTER_KEYS)
+        if self.elsewhere:
+            self.runs = [{key: value for key, value in m.items() if key not in CLIENT_SIDE}
+                         for m in self.runs]
         self.ours = K.WORKLOAD in self.meta
         workload, _, model = self.name.partition("/")
         self.workload = self.meta.get(K.WORKLOAD, workload if model else "(other)")
@@ -66,17 +82,7 @@ class Row(pairs.SettledRow):
         self.values = bench.get_values()
         self.items = self.meta.get(K.ITEMS_PER_BATCH)
         self.items_per_s = self.items / self.mean if self.items else None
-        # A row whose items ran on a user's Dask cluster (in any of its runs:
-        # pyperf drops a key from the benchmark's metadata where runs
-        # differ, as two clusters' addresses do): its process tree is the
-        # client's side only, so its CPU and the memory it added are no
-        # model's cost of an item (no cores, CPU or system share, no part
-        # in any ideal) and its memory is the cluster's own figure
-        # (MEMORY_SOURCES).
-        self.elsewhere = any(K.DASK_SCHEDULER in m or K.DASK_CLUSTER_MEMORY in m
-                             or K.DASK_CLUSTER_CPU in m
-                             for m in [self.meta] + list(self.runs))
-        self.cores = None if self.elsewhere else self._cores()
+        self.cores = self._cores()
         key, self.mem_source = next(
             ((key, name) for key, name in MEMORY_SOURCES
              if any(key in m for m in self.runs)), (None, None))
@@ -85,7 +91,7 @@ class Row(pairs.SettledRow):
         self.mem_peak = statistics.median(self.mem_peaks) if self.mem_peaks else None
         added = [m[K.MEM_TREE_PEAK] - m[K.MEM_TREE_BASE] for m in self.runs
                  if K.MEM_TREE_PEAK in m and K.MEM_TREE_BASE in m]
-        self.mem_added = statistics.median(added) if added and not self.elsewhere else None
+        self.mem_added = statistics.median(added) if added else None
         self.failures = across_runs(self.runs, K.FAILURES)
         self.latency = latencies.histogram(self.runs)
         self.cpu_per_item = self._cpu_per_item()
@@ -97,8 +103,7 @@ class Row(pairs.SettledRow):
             self.within_floor = pairs.in_worker(self.pairing, self.timed_runs())
         system = [m[K.CPU_TREE_SYSTEM] / m[K.CPU_TREE] for m in self.runs
                   if m.get(K.CPU_TREE) and K.CPU_TREE_SYSTEM in m]
-        self.system_share = (statistics.median(system) if system and not self.elsewhere
-                             else None)
+        self.system_share = statistics.median(system) if system else None
         self.gap = None         # the median time between paired batches
         # The reference's batches beside this row's against those beside the
         # control's: what this model's leftovers did to the reference.
@@ -135,10 +140,7 @@ class Row(pairs.SettledRow):
         return statistics.median(shares) if shares else None
 
     def per_batch(self, *keys):
-        """Median over runs of the keys' sum divided by the run's batches
-        (none of CPU for a row run elsewhere: its tree is the client's)."""
-        if self.elsewhere and K.CPU_TREE in keys:
-            return None
+        """Median over runs of the keys' sum divided by the run's batches."""
         shares = []
         for run, meta in self.timed_runs():
             if all(key in meta for key in keys):
@@ -150,8 +152,6 @@ class Row(pairs.SettledRow):
         """CPU per item over the runs whose accounting covered every process
         the sampler saw (``cpu_complete``): an undercount would drag the
         ideal of every row of the workload down."""
-        if self.elsewhere:
-            return None
         complete = [meta for meta in self.runs if meta.get(K.CPU_COMPLETE) != "no"]
         cpu, items = across_runs(complete, K.CPU_TREE), across_runs(complete, K.ITEMS)
         return cpu / items if cpu is not None and items else None

@@ -91,11 +91,10 @@ def not_comparable(row, ref):
               if row.meta.get(key) != ref.meta.get(key)]
     # A row run on a user's Dask cluster: the same cluster's shape, its
     # workers and their threads (its address may change as it restarts).
-    if getattr(row, "elsewhere", False) or getattr(ref, "elsewhere", False):
-        shape = (K.INTERPRETERS, K.PARALLELISM)
-        if (getattr(row, "elsewhere", False) != getattr(ref, "elsewhere", False)
-                or [row.meta.get(k) for k in shape] != [ref.meta.get(k) for k in shape]):
-            differ.append("Dask clusters (workers and threads)")
+    here, there = getattr(row, "elsewhere", False), getattr(ref, "elsewhere", False)
+    if (here or there) and (here != there or any(
+            row.meta.get(key) != ref.meta.get(key) for key in (K.INTERPRETERS, K.PARALLELISM))):
+        differ.append("Dask clusters (workers and threads)")
     # pyperf's unit of the values (seconds unless a file says bytes).
     if getattr(row, "unit", "second") != getattr(ref, "unit", "second"):
         differ.append("units")
